@@ -1,0 +1,256 @@
+"""The common game interface: specs with options, actions, match states and results."""
+
+from __future__ import annotations
+
+import copy
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from games.errors import BadOptionError, IllegalActionError
+
+OptionValue = bool | int | str
+View = dict[str, Any]
+HandRecord = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A named referee parameter of a game, its default and the values allowed."""
+
+    name: str
+    default: OptionValue
+    allowed: Sequence[OptionValue]
+    doc: str
+
+    def describe_allowed(self) -> str:
+        """The allowed values as text for error messages and docs."""
+        if isinstance(self.allowed, range):
+            return f"integers {self.allowed.start}..{self.allowed.stop - 1}"
+        return ", ".join(repr(v) for v in self.allowed)
+
+    def check(self, value: object) -> OptionValue:
+        """The value if allowed, else a BadOptionError naming option, value and what is allowed."""
+        if isinstance(self.default, bool) != isinstance(value, bool) or not isinstance(
+            value, bool | int | str
+        ):
+            raise BadOptionError(self.name, value, self.describe_allowed())
+        if value not in self.allowed:
+            raise BadOptionError(self.name, value, self.describe_allowed())
+        return value
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What a game is: name, seat counts, options with defaults and the default clock."""
+
+    name: str
+    title: str
+    seat_counts: tuple[int, ...]
+    default_seats: int
+    options: tuple[Option, ...] = ()
+    move_ms: int = 1000
+    summary: str = ""
+
+    def option(self, name: str) -> Option:
+        """The option called name."""
+        for opt in self.options:
+            if opt.name == name:
+                return opt
+        raise BadOptionError(name, "…", "options " + (", ".join(self.option_names()) or "none"))
+
+    def option_names(self) -> list[str]:
+        """Names of every option."""
+        return [opt.name for opt in self.options]
+
+    def defaults(self) -> dict[str, OptionValue]:
+        """Every option at its default."""
+        return {opt.name: opt.default for opt in self.options}
+
+    def resolve(self, options: Mapping[str, object] | None) -> dict[str, OptionValue]:
+        """Defaults overlaid with the given options, each checked."""
+        resolved = self.defaults()
+        for name, value in (options or {}).items():
+            if name not in resolved:
+                allowed = ", ".join(self.option_names()) or "none"
+                raise BadOptionError(name, value, f"option names {allowed}")
+            resolved[name] = self.option(name).check(value)
+        return resolved
+
+    def check_seats(self, seats: int | None) -> int:
+        """The seat count if this game allows it."""
+        n = self.default_seats if seats is None else seats
+        if isinstance(n, bool) or not isinstance(n, int) or n not in self.seat_counts:
+            allowed = ", ".join(str(c) for c in self.seat_counts)
+            raise BadOptionError("seats", n, allowed)
+        return n
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Action:
+    """One legal decision: a stable string id plus typed fields (unused fields stay empty)."""
+
+    id: str
+    kind: str
+    card: str = ""
+    cards: tuple[str, ...] = ()
+    suit: str = ""
+    number: int = -1
+    seat: int = -1
+    token: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        """The typed fields that are set, for docs and transcripts."""
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind}
+        if self.card:
+            out["card"] = self.card
+        if self.cards:
+            out["cards"] = list(self.cards)
+        if self.suit:
+            out["suit"] = self.suit
+        if self.number >= 0:
+            out["number"] = self.number
+        if self.seat >= 0:
+            out["seat"] = self.seat
+        if self.token:
+            out["token"] = self.token
+        return out
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """Final scores and placements; equal scores share a placement (1, 1, 3)."""
+
+    scores: tuple[int, ...]
+    ranks: tuple[int, ...]
+
+
+def competition_ranks(scores: Sequence[float]) -> tuple[int, ...]:
+    """Standard competition ranking, highest score first: ties share (1, 1, 3)."""
+    return tuple(1 + sum(1 for other in scores if other > s) for s in scores)
+
+
+@dataclass
+class MatchState:
+    """Fields every game's mutable match state has; games subclass it."""
+
+    seed: int
+    seats: int
+    options: dict[str, OptionValue]
+    history: list[str] = field(default_factory=list)
+    legal_cache: list[Action] | None = field(default=None, repr=False)
+
+
+S = TypeVar("S", bound=MatchState)
+
+
+class Game(ABC, Generic[S]):
+    """A rules engine the referee can drive without knowing which game it is."""
+
+    spec: GameSpec
+
+    def new_match(
+        self, seed: int, seats: int | None = None, options: Mapping[str, object] | None = None
+    ) -> S:
+        """A new match, fully determined by seed, seat count and options."""
+        n = self.spec.check_seats(seats)
+        return self._new(int(seed), n, self.spec.resolve(options))
+
+    def replay(
+        self,
+        seed: int,
+        seats: int | None,
+        options: Mapping[str, object] | None,
+        action_ids: Sequence[str],
+    ) -> S:
+        """The state reached by applying action ids to a new match."""
+        state = self.new_match(seed, seats, options)
+        for action_id in action_ids:
+            self.apply(state, action_id)
+        return state
+
+    def legal_actions(self, state: S) -> list[Action]:
+        """Every action the seat to act may take now (empty once the match is over)."""
+        if state.legal_cache is None:
+            state.legal_cache = self._legal(state) if self.to_act(state) is not None else []
+        return state.legal_cache
+
+    def apply(self, state: S, action: Action | str, seat: int | None = None) -> None:
+        """Apply a legal action; anything else raises IllegalActionError and changes nothing."""
+        action_id = action if isinstance(action, str) else action.id
+        actor = self.to_act(state)
+        if actor is None:
+            raise IllegalActionError(action_id, [], "the match is over")
+        legal = self.legal_actions(state)
+        if seat is not None and seat != actor:
+            raise IllegalActionError(action_id, [], f"seat {seat} is not to act; seat {actor} is")
+        chosen = None
+        for candidate in legal:
+            if candidate is action or candidate.id == action_id:
+                chosen = candidate
+                break
+        if chosen is None:
+            raise IllegalActionError(action_id, [a.id for a in legal])
+        state.legal_cache = None
+        state.history.append(chosen.id)
+        self._apply(state, chosen)
+
+    def is_over(self, state: S) -> bool:
+        """True once the match has ended."""
+        return self.to_act(state) is None
+
+    def result(self, state: S) -> MatchResult:
+        """Scores and shared placements (provisional while the match is running)."""
+        scores = tuple(self.scores(state))
+        return MatchResult(scores, competition_ranks(scores))
+
+    def clone(self, state: S) -> S:
+        """An independent copy of the state."""
+        return copy.deepcopy(state)
+
+    @abstractmethod
+    def _new(self, seed: int, seats: int, options: dict[str, OptionValue]) -> S:
+        """Deal the first hand of a new match."""
+
+    @abstractmethod
+    def to_act(self, state: S) -> int | None:
+        """The seat whose decision is awaited, or None once the match is over."""
+
+    @abstractmethod
+    def _legal(self, state: S) -> list[Action]:
+        """Compute the legal actions of the seat to act."""
+
+    @abstractmethod
+    def _apply(self, state: S, action: Action) -> None:
+        """Apply an action already known to be legal."""
+
+    @abstractmethod
+    def view(self, state: S, seat: int) -> View:
+        """Everything the seat may know now, as JSON-ready data, and nothing else."""
+
+    @abstractmethod
+    def scores(self, state: S) -> list[int]:
+        """Cumulative match scores per seat."""
+
+    @abstractmethod
+    def hand_records(self, state: S) -> list[HandRecord]:
+        """The full public record of every finished hand, in order (RULINGS 0.6)."""
+
+    @abstractmethod
+    def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
+        """An upper bound on the decisions of any match with these settings."""
+
+    @abstractmethod
+    def all_action_ids(self, state: S) -> list[str]:
+        """Every action id that can ever occur in this match (legal or not now)."""
+
+    @abstractmethod
+    def hidden_cards(self, state: S, seat: int) -> set[str]:
+        """Card codes whose identity the seat cannot know now (other hands, stock, bank)."""
+
+    @abstractmethod
+    def resample(self, state: S, seat: int, rng: random.Random) -> S:
+        """A copy with the cards hidden from seat re-dealt among their holders, consistent
+        with everything the seat has seen."""
