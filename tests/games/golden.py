@@ -22,22 +22,42 @@ def transcript(game: Game[Any]) -> list[str]:
     seats = game.spec.default_seats
     state = game.new_match(SEED, seats, {})
     rng = random.Random(CHOICE_SEED)
-    lines = [json.dumps({"game": game.spec.name, "seed": SEED, "seats": seats,
-                         "options": state.options}, sort_keys=True)]
+    lines = [
+        json.dumps(
+            {"game": game.spec.name, "seed": SEED, "seats": seats, "options": state.options},
+            sort_keys=True,
+        )
+    ]
     step = 0
     while (actor := game.to_act(state)) is not None:
         legal = game.legal_actions(state)
         action = rng.choice(legal)
-        lines.append(json.dumps({"step": step, "seat": actor, "view": game.view(state, actor),
-                                 "legal": [a.fields() for a in legal], "action": action.id},
-                                sort_keys=True))
+        lines.append(
+            json.dumps(
+                {
+                    "step": step,
+                    "seat": actor,
+                    "view": game.view(state, actor),
+                    "legal": [a.fields() for a in legal],
+                    "action": action.id,
+                },
+                sort_keys=True,
+            )
+        )
         game.apply(state, action)
         step += 1
     result = game.result(state)
-    lines.append(json.dumps({"hands": game.hand_records(state), "scores": list(result.scores),
-                             "ranks": list(result.ranks),
-                             "final_views": [game.view(state, s) for s in range(seats)]},
-                            sort_keys=True))
+    lines.append(
+        json.dumps(
+            {
+                "hands": game.hand_records(state),
+                "scores": list(result.scores),
+                "ranks": list(result.ranks),
+                "final_views": [game.view(state, s) for s in range(seats)],
+            },
+            sort_keys=True,
+        )
+    )
     return lines
 
 

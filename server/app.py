@@ -1,0 +1,55 @@
+"""Start the gRPC server: Referee, health and reflection on one port."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from cardshark.v1 import referee_pb2
+from server.hub import BotHub
+from server.service import SERVICE_NAME, Authenticator, RefereeService
+
+VERSION = "0.1.0"
+
+
+@dataclass
+class RunningServer:
+    """A started server, the port it bound and its bot hub."""
+
+    server: grpc.aio.Server
+    port: int
+    hub: BotHub
+    address: str
+
+    async def stop(self, grace: float = 1.0) -> None:
+        """Graceful shutdown: open streams get `grace` seconds."""
+        await self.server.stop(grace)
+
+
+async def start_server(
+    authenticate: Authenticator, host: str = "127.0.0.1", port: int = 0
+) -> RunningServer:
+    """Bind host:port (0 = a free port) and start serving."""
+    hub = BotHub()
+    server = grpc.aio.server(
+        options=[("grpc.so_reuseport", 0), ("grpc.keepalive_permit_without_calls", 1)]
+    )
+    server.add_generic_rpc_handlers((RefereeService(hub, authenticate, VERSION).handler(),))
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = (
+        referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot bind {host}:{port}")
+    await server.start()
+    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return RunningServer(server, bound, hub, f"{host}:{bound}")

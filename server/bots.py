@@ -1,0 +1,99 @@
+"""Managed bot processes: started from a command, own process group, capped log, always reaped."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import shlex
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+
+LOG_CAP_BYTES = 256 * 1024
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Runs in the child before exec: if the server is killed (even kill -9), the kernel
+    # sends SIGKILL to the bot, so no bot outlives its server.
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def split_command(command: str | Sequence[str]) -> list[str]:
+    """A command line as argv (shell quoting rules, no shell)."""
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if not argv:
+        raise ValueError("empty bot command")
+    return argv
+
+
+class ManagedBot:
+    """One bot process the server started and will stop."""
+
+    def __init__(self, name: str, command: str | Sequence[str], log_path: Path) -> None:
+        self.name = name
+        self.argv = split_command(command)
+        self.log_path = log_path
+        self.process: asyncio.subprocess.Process | None = None
+        self._drain: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        """The process id once started."""
+        return self.process.pid if self.process else None
+
+    async def start(self, server: str, token: str) -> None:
+        """Start the process with CARDSHARK_SERVER and CARDSHARK_TOKEN in its environment."""
+        env = dict(os.environ, CARDSHARK_SERVER=server, CARDSHARK_TOKEN=token)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.process = await asyncio.create_subprocess_exec(
+            *self.argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+        self._drain = asyncio.create_task(self._save_stderr())
+
+    async def _save_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        written = 0
+        with self.log_path.open("ab") as log:
+            while chunk := await self.process.stderr.read(65536):
+                if written < LOG_CAP_BYTES:
+                    part = chunk[: LOG_CAP_BYTES - written]
+                    log.write(part)
+                    written += len(part)
+                    if written >= LOG_CAP_BYTES:
+                        log.write(b"\n[cardshark: log capped here]\n")
+                    log.flush()
+
+    def running(self) -> bool:
+        """True while the process has not exited."""
+        return self.process is not None and self.process.returncode is None
+
+    async def stop(self, timeout: float = 2.0) -> int | None:
+        """SIGTERM the process group, SIGKILL it after timeout; always reaps."""
+        proc = self.process
+        if proc is None:
+            return None
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                await asyncio.wait_for(proc.wait(), timeout)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                await proc.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # stragglers the bot itself started
+        if self._drain is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._drain, 1.0)
+        return proc.returncode

@@ -1,0 +1,192 @@
+"""Connected bot sessions and their open decision requests, routed by request id."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from cardshark.v1 import referee_pb2 as pb
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    """A registered bot as the referee knows it."""
+
+    bot_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What became of a request: a decision, a fault already detected, or a lost connection."""
+
+    kind: str  # "decision" | "fault" | "disconnected"
+    action_id: str = ""
+    fault_kind: str = ""
+    detail: str = ""
+
+
+class MatchContext(Protocol):
+    """The part of a running match the hub may notify."""
+
+    match_id: str
+
+    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
+        """Record a fault against a seat."""
+
+
+@dataclass(eq=False)
+class PendingRequest:
+    """A DecisionRequest sent to a bot and what became of it."""
+
+    request_id: int
+    match: MatchContext
+    seat: int
+    session: BotSession
+    future: asyncio.Future[Reply]
+    state: str = "open"  # "open" | "answered" | "timed_out"
+
+    def resolve(self, reply: Reply) -> None:
+        """Settle the request once; later replies are duplicates or late."""
+        if self.state == "open" and not self.future.done():
+            self.future.set_result(reply)
+        self.state = "answered" if self.state == "open" else self.state
+        self.session.pending.pop(self.request_id, None)
+
+
+@dataclass(eq=False)
+class BotSession:
+    """One connected stream of one bot."""
+
+    identity: BotIdentity
+    outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
+    pending: dict[int, PendingRequest] = field(default_factory=dict)
+    closed: bool = False
+
+    def send(self, msg: pb.RefereeMessage) -> None:
+        """Queue a message for the bot (dropped once the stream is closed)."""
+        if not self.closed:
+            self.outbox.put_nowait(msg)
+
+    def close(self) -> None:
+        """End the outgoing stream."""
+        if not self.closed:
+            self.closed = True
+            self.outbox.put_nowait(None)
+
+    def oldest_open(self) -> PendingRequest | None:
+        """The longest-waiting open request of this session, if any."""
+        return next(iter(self.pending.values()), None)
+
+
+class BotHub:
+    """Tracks which bots are connected and routes their decisions to the matches asking."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, BotSession] = {}
+        self._arrived: dict[str, asyncio.Event] = {}
+        self._requests: dict[int, PendingRequest] = {}
+        self._ids = itertools.count(1)
+        self.disconnected_at: dict[str, float] = {}
+
+    def attach(self, session: BotSession) -> None:
+        """Make session the live one of its bot (a newer connection replaces an older one)."""
+        bot_id = session.identity.bot_id
+        old = self._sessions.get(bot_id)
+        if old is not None and old is not session:
+            self.detach(old)
+            old.close()
+        self._sessions[bot_id] = session
+        self.disconnected_at.pop(bot_id, None)
+        self._event(bot_id).set()
+
+    def detach(self, session: BotSession) -> None:
+        """Forget a closed session; its open requests learn the bot disconnected."""
+        bot_id = session.identity.bot_id
+        if self._sessions.get(bot_id) is session:
+            del self._sessions[bot_id]
+            self.disconnected_at[bot_id] = time.monotonic()
+            self._event(bot_id).clear()
+        for req in list(session.pending.values()):
+            req.resolve(Reply("disconnected"))
+
+    def live(self, bot_id: str) -> BotSession | None:
+        """The bot's connected session, if any."""
+        return self._sessions.get(bot_id)
+
+    def connected(self) -> list[BotIdentity]:
+        """Every bot connected now."""
+        return [s.identity for s in self._sessions.values()]
+
+    async def wait_for(self, bot_id: str, timeout: float) -> BotSession | None:
+        """The bot's session once it connects, or None after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while (session := self._sessions.get(bot_id)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self._event(bot_id).wait(), left)
+            except TimeoutError:
+                return None
+        return session
+
+    def open_request(self, session: BotSession, match: MatchContext, seat: int) -> PendingRequest:
+        """Register a new request to session for a seat of a match."""
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        req = PendingRequest(next(self._ids), match, seat, session, future)
+        self._requests[req.request_id] = req
+        session.pending[req.request_id] = req
+        return req
+
+    def forget_match(self, match: MatchContext) -> None:
+        """Drop every request of a finished match."""
+        for rid in [r for r, req in self._requests.items() if req.match is match]:
+            req = self._requests.pop(rid)
+            req.session.pending.pop(rid, None)
+            if not req.future.done():
+                req.future.cancel()
+
+    def on_decision(self, session: BotSession, decision: pb.Decision) -> None:
+        """Route a bot's Decision to its request, turning every misuse into a fault."""
+        rid = decision.request_id
+        req = self._requests.get(rid)
+        if req is None or req.session.identity.bot_id != session.identity.bot_id:
+            self._stray(session, "not_yours", f"reply to request {rid}, which is not this bot's")
+            return
+        if req.state == "timed_out":
+            return  # cut off at the deadline; the timeout was already charged
+        if req.state == "answered":
+            req.match.charge(
+                req.seat, "duplicate", f"second reply to request {rid}: {decision.action_id!r}",
+                rid, "",
+            )
+            return
+        wrong_match = decision.match_id and decision.match_id != req.match.match_id
+        wrong_seat = decision.HasField("seat") and decision.seat != req.seat
+        if wrong_match or wrong_seat:
+            detail = (
+                f"reply to request {rid} names match {decision.match_id!r} seat "
+                f"{decision.seat if decision.HasField('seat') else '-'}; the request was for "
+                f"match {req.match.match_id!r} seat {req.seat}"
+            )
+            req.resolve(Reply("fault", fault_kind="not_yours", detail=detail))
+        elif not decision.action_id:
+            req.resolve(Reply("fault", fault_kind="malformed", detail="empty action_id"))
+        else:
+            req.resolve(Reply("decision", action_id=decision.action_id))
+
+    def on_malformed(self, session: BotSession, detail: str) -> None:
+        """A message that could not be parsed answers the oldest open request as a fault."""
+        self._stray(session, "malformed", detail)
+
+    def _stray(self, session: BotSession, kind: str, detail: str) -> None:
+        target = session.oldest_open()
+        if target is not None:
+            target.resolve(Reply("fault", fault_kind=kind, detail=detail))
+
+    def _event(self, bot_id: str) -> asyncio.Event:
+        return self._arrived.setdefault(bot_id, asyncio.Event())

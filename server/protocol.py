@@ -1,0 +1,165 @@
+"""The one module that converts between game objects and protobuf messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+
+from cardshark.v1 import referee_pb2 as pb
+from games.base import Action
+
+PROTOCOL_VERSION = 1
+_ACTION_CACHE: dict[str, pb.Action] = {}
+
+
+def view_field(game_name: str) -> str:
+    """The DecisionRequest oneof field that carries this game's view."""
+    return game_name.replace("-", "_")
+
+
+def supported_games() -> set[str]:
+    """Game names the compiled protocol has a view message for (hyphens restored)."""
+    oneof = pb.DecisionRequest.DESCRIPTOR.oneofs_by_name["view"]
+    return {f.name.replace("_", "-") for f in oneof.fields}
+
+
+def action_message(action: Action) -> pb.Action:
+    """The protobuf form of an action (cached: actions with one id never change)."""
+    msg = _ACTION_CACHE.get(action.id)
+    if msg is None:
+        msg = pb.Action(
+            id=action.id,
+            kind=action.kind,
+            card=action.card,
+            cards=list(action.cards),
+            suit=action.suit,
+            token=action.token,
+        )
+        if action.number >= 0:
+            msg.number = action.number
+        if action.seat >= 0:
+            msg.seat = action.seat
+        _ACTION_CACHE[action.id] = msg
+    return msg
+
+
+def struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
+    """A JSON-ready mapping as a google.protobuf.Struct."""
+    out = struct_pb2.Struct()
+    out.update(dict(data))
+    return out
+
+
+def decision_request(
+    *,
+    game_name: str,
+    request_id: int,
+    match_id: str,
+    seat: int,
+    view: Mapping[str, Any],
+    actions: Sequence[Action],
+    move_ms: int,
+    bank_ms: int,
+) -> pb.RefereeMessage:
+    """A DecisionRequest carrying the seat's typed view, legal actions and clock."""
+    msg = pb.RefereeMessage()
+    req = msg.request
+    req.request_id = request_id
+    req.match_id = match_id
+    req.seat = seat
+    req.game = game_name
+    req.clock.move_ms = move_ms
+    req.clock.bank_ms = bank_ms
+    req.legal_actions.extend([action_message(a) for a in actions])
+    json_format.ParseDict(view, getattr(req, view_field(game_name)))
+    return msg
+
+
+def match_started(
+    *,
+    match_id: str,
+    game_name: str,
+    options: Mapping[str, Any],
+    seat: int,
+    names: Sequence[str],
+    move_ms: int,
+    bank_ms: int,
+) -> pb.RefereeMessage:
+    """The MatchStarted event for one seat."""
+    msg = pb.RefereeMessage()
+    ev = msg.match_started
+    ev.match_id, ev.game, ev.seat = match_id, game_name, seat
+    ev.options.CopyFrom(struct(options))
+    ev.seats.extend([pb.SeatInfo(seat=i, bot_name=n) for i, n in enumerate(names)])
+    ev.clock.move_ms, ev.clock.bank_ms = move_ms, bank_ms
+    return msg
+
+
+def hand_ended(
+    *, match_id: str, hand_number: int, scores: Sequence[int], record: Mapping[str, Any]
+) -> pb.RefereeMessage:
+    """The HandEnded event with the hand's full record."""
+    msg = pb.RefereeMessage()
+    ev = msg.hand_ended
+    ev.match_id, ev.hand_number = match_id, hand_number
+    ev.scores.extend(scores)
+    ev.record.CopyFrom(struct(record))
+    return msg
+
+
+def match_ended(
+    *,
+    match_id: str,
+    scores: Sequence[int],
+    ranks: Sequence[int],
+    forfeited: Sequence[bool],
+    voided: bool,
+    reason: str,
+) -> pb.RefereeMessage:
+    """The MatchEnded event."""
+    msg = pb.RefereeMessage()
+    ev = msg.match_ended
+    ev.match_id, ev.voided, ev.reason = match_id, voided, reason
+    ev.scores.extend(scores)
+    ev.ranks.extend(ranks)
+    ev.forfeited.extend(forfeited)
+    return msg
+
+
+def fault_charged(
+    *,
+    match_id: str,
+    seat: int,
+    kind: str,
+    detail: str,
+    request_id: int,
+    fallback: str,
+    faults: int,
+    forfeited: bool,
+) -> pb.RefereeMessage:
+    """The FaultCharged event."""
+    msg = pb.RefereeMessage()
+    msg.fault.CopyFrom(
+        pb.FaultCharged(
+            match_id=match_id,
+            seat=seat,
+            kind=kind,
+            detail=detail,
+            request_id=request_id,
+            fallback_action_id=fallback,
+            faults=faults,
+            forfeited=forfeited,
+        )
+    )
+    return msg
+
+
+def welcome(bot_name: str, server_version: str) -> pb.RefereeMessage:
+    """The Welcome answer to a good Hello."""
+    return pb.RefereeMessage(
+        welcome=pb.Welcome(
+            bot_name=bot_name, protocol_version=PROTOCOL_VERSION, server_version=server_version
+        )
+    )

@@ -1,0 +1,76 @@
+"""What a match yields: its settings, every action, every fault and the result."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FAULT_KINDS = (
+    "timeout",
+    "unknown_action",
+    "illegal_action",
+    "malformed",
+    "duplicate",
+    "not_yours",
+    "disconnected",
+    "no_show",
+)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault charged to a seat."""
+
+    seat: int
+    kind: str
+    detail: str
+    request_id: int = 0
+    decision: int = -1
+    fallback: str = ""
+
+
+@dataclass(frozen=True)
+class ClockSettings:
+    """Per-move time, the optional match bank, the fault limit and the reconnect grace."""
+
+    move_ms: int = 1000
+    bank_ms: int = 0
+    fault_limit: int = 3
+    grace_s: float = 5.0
+    no_show_s: float = 10.0
+
+
+@dataclass
+class MatchRecord:
+    """A finished (or voided) match, enough to replay it through the game engine."""
+
+    match_id: str
+    game: str
+    options: dict[str, Any]
+    seed: int
+    seats: list[str]
+    actions: list[str] = field(default_factory=list)
+    move_ms: list[float] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    scores: list[int] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)
+    forfeited: list[bool] = field(default_factory=list)
+    status: str = "running"
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON-ready data."""
+        return asdict(self)
+
+    def faults_of(self, seat: int) -> list[Fault]:
+        """The faults charged to one seat."""
+        return [f for f in self.faults if f.seat == seat]
+
+
+def final_ranks(scores: list[int], forfeited: list[bool]) -> list[int]:
+    """Placements: non-forfeited seats by score, then forfeited seats by score; ties share."""
+
+    def key(seat: int) -> tuple[int, int]:
+        return (1 if forfeited[seat] else 0, -scores[seat])
+
+    return [1 + sum(1 for o in range(len(scores)) if key(o) < key(s)) for s in range(len(scores))]

@@ -1,0 +1,258 @@
+"""The referee loop: runs one match of any registered game against connected bots."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from games.base import Action, Game, MatchState
+from server import protocol
+from server.hub import BotHub, BotIdentity, PendingRequest, Reply
+from server.records import ClockSettings, Fault, MatchRecord, final_ranks
+
+log = logging.getLogger(__name__)
+
+
+def fallback_index(seed: int, decision: int, choices: int) -> int:
+    """The deterministic fallback choice for a decision: a function of seed and position only."""
+    digest = hashlib.blake2b(f"{seed}:{decision}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % choices
+
+
+class MatchRunner:
+    """Runs one match: asks each seat's bot, enforces clock and rules, charges faults."""
+
+    def __init__(
+        self,
+        hub: BotHub,
+        game: Game[Any],
+        match_id: str,
+        seed: int,
+        bots: Sequence[BotIdentity],
+        options: Mapping[str, Any] | None = None,
+        clock: ClockSettings | None = None,
+    ) -> None:
+        self.hub = hub
+        self.game = game
+        self.match_id = match_id
+        self.seed = seed
+        self.bots = list(bots)
+        self.clock = clock or ClockSettings()
+        self.options = game.spec.resolve(options)
+        game.spec.check_seats(len(self.bots))
+        n = len(self.bots)
+        self.fault_counts = [0] * n
+        self.forfeited = [False] * n
+        self.bank_ms = [self.clock.bank_ms] * n
+        self.record = MatchRecord(
+            match_id=match_id,
+            game=game.spec.name,
+            options=dict(self.options),
+            seed=seed,
+            seats=[b.name for b in self.bots],
+        )
+        self._universe: set[str] | None = None
+
+    async def run(self) -> MatchRecord:
+        """Play the match to its end; a failure of the server itself voids it."""
+        record = self.record
+        state: MatchState | None = None
+        try:
+            await self._seat_everyone()
+            state = self.game.new_match(self.seed, len(self.bots), self.options)
+            await self._play(state)
+            result = self.game.result(state)
+            record.scores = list(result.scores)
+            record.status = "finished"
+        except asyncio.CancelledError:
+            record.status, record.reason = "voided", "cancelled"
+            self._end()
+            raise
+        except Exception as exc:  # the server's own failure: void, never rate
+            log.exception("match %s voided", self.match_id)
+            record.status, record.reason = "voided", f"server error: {exc!r}"
+            if state is not None:
+                record.scores = self.game.scores(state)
+        self._end()
+        return record
+
+    def _end(self) -> None:
+        record = self.record
+        if not record.scores:
+            record.scores = [0] * len(self.bots)
+        record.forfeited = list(self.forfeited)
+        record.ranks = final_ranks(record.scores, record.forfeited)
+        self.hub.forget_match(self)
+        msg = protocol.match_ended(
+            match_id=self.match_id,
+            scores=record.scores,
+            ranks=record.ranks,
+            forfeited=record.forfeited,
+            voided=record.status == "voided",
+            reason=record.reason,
+        )
+        self._broadcast(msg)
+
+    async def _seat_everyone(self) -> None:
+        waits = [self.hub.wait_for(b.bot_id, self.clock.no_show_s) for b in self.bots]
+        sessions = await asyncio.gather(*waits)
+        for seat, session in enumerate(sessions):
+            if session is None:
+                detail = f"bot {self.bots[seat].name!r} did not connect within "
+                self.charge(seat, "no_show", detail + f"{self.clock.no_show_s:g} s", 0, "")
+                self._forfeit(seat)
+        names = [b.name for b in self.bots]
+        for seat, bot in enumerate(self.bots):
+            live = self.hub.live(bot.bot_id)
+            if live is not None:
+                live.send(
+                    protocol.match_started(
+                        match_id=self.match_id,
+                        game_name=self.game.spec.name,
+                        options=self.options,
+                        seat=seat,
+                        names=names,
+                        move_ms=self.clock.move_ms,
+                        bank_ms=self.clock.bank_ms,
+                    )
+                )
+
+    async def _play(self, state: MatchState) -> None:
+        game, record = self.game, self.record
+        hands_sent = 0
+        while (seat := game.to_act(state)) is not None:
+            legal = game.legal_actions(state)
+            decision = len(record.actions)
+            fallback = legal[fallback_index(self.seed, decision, len(legal))]
+            if self.forfeited[seat]:
+                action, elapsed = fallback, 0.0
+            else:
+                action, elapsed = await self._ask(state, seat, legal, fallback)
+            game.apply(state, action)
+            record.actions.append(action.id)
+            record.move_ms.append(round(elapsed, 3))
+            hands = game.hand_records(state)
+            while hands_sent < len(hands):
+                self._broadcast(
+                    protocol.hand_ended(
+                        match_id=self.match_id,
+                        hand_number=hands_sent,
+                        scores=game.scores(state),
+                        record=hands[hands_sent],
+                    )
+                )
+                hands_sent += 1
+
+    async def _ask(
+        self, state: MatchState, seat: int, legal: list[Action], fallback: Action
+    ) -> tuple[Action, float]:
+        bot = self.bots[seat]
+        while True:
+            session = self.hub.live(bot.bot_id)
+            if session is None:
+                since = self.hub.disconnected_at.get(bot.bot_id, time.monotonic())
+                left = self.clock.grace_s - (time.monotonic() - since)
+                session = await self.hub.wait_for(bot.bot_id, max(0.0, left))
+                if session is None:
+                    detail = f"disconnected and not back within {self.clock.grace_s:g} s"
+                    self.charge(seat, "disconnected", detail, 0, fallback.id)
+                    self._forfeit(seat)
+                    return fallback, 0.0
+            req = self.hub.open_request(session, self, seat)
+            msg = protocol.decision_request(
+                game_name=self.game.spec.name,
+                request_id=req.request_id,
+                match_id=self.match_id,
+                seat=seat,
+                view=self.game.view(state, seat),
+                actions=legal,
+                move_ms=self.clock.move_ms,
+                bank_ms=self.bank_ms[seat],
+            )
+            limit_ms = self.clock.move_ms + self.bank_ms[seat]
+            start = time.monotonic()
+            session.send(msg)
+            done, _ = await asyncio.wait({req.future}, timeout=limit_ms / 1000)
+            elapsed = (time.monotonic() - start) * 1000
+            if not done:
+                self._time_out(req)
+                self.bank_ms[seat] = 0
+                detail = f"no reply within {limit_ms} ms"
+                self.charge(seat, "timeout", detail, req.request_id, fallback.id)
+                return fallback, float(limit_ms)
+            self.bank_ms[seat] = max(0, self.bank_ms[seat] - max(0, int(elapsed) - self.clock.move_ms))
+            reply = req.future.result()
+            if reply.kind == "disconnected":
+                continue
+            chosen = self._check(seat, req.request_id, reply, legal, fallback, state)
+            return chosen, elapsed
+
+    def _check(
+        self,
+        seat: int,
+        request_id: int,
+        reply: Reply,
+        legal: list[Action],
+        fallback: Action,
+        state: MatchState,
+    ) -> Action:
+        if reply.kind == "fault":
+            self.charge(seat, reply.fault_kind, reply.detail, request_id, fallback.id)
+            return fallback
+        for action in legal:
+            if action.id == reply.action_id:
+                return action
+        if self._universe is None:
+            self._universe = set(self.game.all_action_ids(state))
+        kind = "illegal_action" if reply.action_id in self._universe else "unknown_action"
+        shown = ", ".join(a.id for a in legal[:12]) + (" …" if len(legal) > 12 else "")
+        detail = f"action {reply.action_id!r} is not legal now; legal: {shown}"
+        if kind == "unknown_action":
+            detail = f"action {reply.action_id!r} is no action of {self.game.spec.name}"
+        self.charge(seat, kind, detail, request_id, fallback.id)
+        return fallback
+
+    @staticmethod
+    def _time_out(req: PendingRequest) -> None:
+        req.state = "timed_out"
+        req.session.pending.pop(req.request_id, None)
+
+    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
+        """Record a fault against a seat, tell its bot, and forfeit it past the fault limit."""
+        self.fault_counts[seat] += 1
+        self.record.faults.append(
+            Fault(seat, kind, detail, request_id, len(self.record.actions), fallback)
+        )
+        if self.fault_counts[seat] > self.clock.fault_limit:
+            self._forfeit(seat)
+        self._tell(
+            seat,
+            protocol.fault_charged(
+                match_id=self.match_id,
+                seat=seat,
+                kind=kind,
+                detail=detail,
+                request_id=request_id,
+                fallback=fallback,
+                faults=self.fault_counts[seat],
+                forfeited=self.forfeited[seat],
+            ),
+        )
+
+    def _forfeit(self, seat: int) -> None:
+        self.forfeited[seat] = True
+
+    def _tell(self, seat: int, msg: Any) -> None:
+        session = self.hub.live(self.bots[seat].bot_id)
+        if session is not None:
+            session.send(msg)
+
+    def _broadcast(self, msg: Any) -> None:
+        for bot_id in dict.fromkeys(b.bot_id for b in self.bots):
+            session = self.hub.live(bot_id)
+            if session is not None:
+                session.send(msg)

@@ -1,0 +1,115 @@
+"""The Referee gRPC service: the handshake and the bot's stream, converted and routed."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from cardshark.v1 import referee_pb2 as pb
+from server import protocol
+from server.hub import BotHub, BotIdentity, BotSession
+
+log = logging.getLogger(__name__)
+HELLO_TIMEOUT_S = 10.0
+SERVICE_NAME = "cardshark.v1.Referee"
+
+Authenticator = Callable[[str], BotIdentity | None]
+
+
+class Malformed:
+    """A message from a bot that did not parse as a BotMessage."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+
+
+def parse_bot_message(data: bytes) -> pb.BotMessage | Malformed:
+    """Deserialize leniently: garbage becomes a fault for the bot, not a broken stream."""
+    msg = pb.BotMessage()
+    try:
+        msg.ParseFromString(data)
+    except DecodeError as exc:
+        return Malformed(f"message of {len(data)} bytes does not parse: {exc}")
+    return msg
+
+
+class RefereeService:
+    """Serves Referee.Play: authenticates a bot and relays its stream to the hub."""
+
+    def __init__(self, hub: BotHub, authenticate: Authenticator, server_version: str) -> None:
+        self.hub = hub
+        self.authenticate = authenticate
+        self.server_version = server_version
+
+    def handler(self) -> grpc.GenericRpcHandler:
+        """A generic handler with the lenient deserializer."""
+        play = grpc.stream_stream_rpc_method_handler(
+            self.play,
+            request_deserializer=parse_bot_message,
+            response_serializer=pb.RefereeMessage.SerializeToString,
+        )
+        return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
+
+    async def play(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[pb.RefereeMessage]:
+        """One bot's stream: Hello, Welcome, then requests out and decisions in."""
+        identity = await self._hello(requests, context)
+        session = BotSession(identity)
+        self.hub.attach(session)
+        reader = asyncio.create_task(self._read(requests, session))
+        try:
+            yield protocol.welcome(identity.name, self.server_version)
+            while (msg := await session.outbox.get()) is not None:
+                yield msg
+        finally:
+            reader.cancel()
+            session.closed = True
+            self.hub.detach(session)
+
+    async def _hello(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> BotIdentity:
+        try:
+            first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
+        except (TimeoutError, StopAsyncIteration):
+            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "expected a Hello first")
+        if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a Hello"
+            )
+        hello = first.hello
+        if hello.protocol_version != protocol.PROTOCOL_VERSION:
+            await context.abort(
+                grpc.StatusCode.FAILED_PRECONDITION,
+                f"protocol version {hello.protocol_version} is not supported; "
+                f"this server speaks {protocol.PROTOCOL_VERSION}",
+            )
+        identity = self.authenticate(hello.token)
+        if identity is None:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "unknown bot token; register the bot with `cardshark bot add NAME`",
+            )
+        return identity
+
+    async def _read(self, requests: AsyncIterator[Any], session: BotSession) -> None:
+        try:
+            async for msg in requests:
+                if isinstance(msg, Malformed):
+                    self.hub.on_malformed(session, msg.detail)
+                elif msg.WhichOneof("kind") == "decision":
+                    self.hub.on_decision(session, msg.decision)
+                else:
+                    self.hub.on_malformed(session, "a second Hello on an open stream")
+        except (asyncio.CancelledError, grpc.aio.AioRpcError):
+            pass
+        except Exception:  # a broken stream ends the session, never the server
+            log.exception("stream of %s ended", session.identity.name)
+        finally:
+            session.close()
