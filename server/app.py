@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import grpc
+from cardshark.v1 import referee_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from cardshark.v1 import referee_pb2
 from server.hub import BotHub
 from server.service import SERVICE_NAME, Authenticator, RefereeService
 

@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import os
 import shlex
+import shutil
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,10 +17,16 @@ _PR_SET_PDEATHSIG = 1
 
 
 def _die_with_parent() -> None:
-    # Runs in the child before exec: if the server is killed (even kill -9), the kernel
-    # sends SIGKILL to the bot, so no bot outlives its server.
+    # Fallback when setpriv is missing; runs Python between fork and exec, which gRPC's
+    # fork handlers make risky, hence setpriv first.
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def with_parent_death_signal(argv: list[str]) -> list[str]:
+    """argv wrapped so the kernel SIGKILLs the bot if the server dies, even by kill -9."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "SIGKILL", "--", *argv] if setpriv else argv
 
 
 def split_command(command: str | Sequence[str]) -> list[str]:
@@ -49,14 +56,15 @@ class ManagedBot:
         """Start the process with CARDSHARK_SERVER and CARDSHARK_TOKEN in its environment."""
         env = dict(os.environ, CARDSHARK_SERVER=server, CARDSHARK_TOKEN=token)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        argv = with_parent_death_signal(self.argv)
         self.process = await asyncio.create_subprocess_exec(
-            *self.argv,
+            *argv,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
             env=env,
             start_new_session=True,
-            preexec_fn=_die_with_parent,
+            preexec_fn=None if argv[0] != self.argv[0] else _die_with_parent,
         )
         self._drain = asyncio.create_task(self._save_stderr())
 

@@ -161,8 +161,11 @@ class BotHub:
             return  # cut off at the deadline; the timeout was already charged
         if req.state == "answered":
             req.match.charge(
-                req.seat, "duplicate", f"second reply to request {rid}: {decision.action_id!r}",
-                rid, "",
+                req.seat,
+                "duplicate",
+                f"second reply to request {rid}: {decision.action_id!r}",
+                rid,
+                "",
             )
             return
         wrong_match = decision.match_id and decision.match_id != req.match.match_id

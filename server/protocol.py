@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cardshark.v1 import referee_pb2 as pb
 from google.protobuf import json_format, struct_pb2
 
-from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
 
 PROTOCOL_VERSION = 1
@@ -73,7 +73,7 @@ def decision_request(
     req.clock.move_ms = move_ms
     req.clock.bank_ms = bank_ms
     req.legal_actions.extend([action_message(a) for a in actions])
-    json_format.ParseDict(view, getattr(req, view_field(game_name)))
+    json_format.ParseDict(dict(view), getattr(req, view_field(game_name)))
     return msg
 
 

@@ -184,7 +184,9 @@ class MatchRunner:
                 detail = f"no reply within {limit_ms} ms"
                 self.charge(seat, "timeout", detail, req.request_id, fallback.id)
                 return fallback, float(limit_ms)
-            self.bank_ms[seat] = max(0, self.bank_ms[seat] - max(0, int(elapsed) - self.clock.move_ms))
+            self.bank_ms[seat] = max(
+                0, self.bank_ms[seat] - max(0, int(elapsed) - self.clock.move_ms)
+            )
             reply = req.future.result()
             if reply.kind == "disconnected":
                 continue

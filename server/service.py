@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
+from cardshark.v1 import referee_pb2 as pb
 from google.protobuf.message import DecodeError
 
-from cardshark.v1 import referee_pb2 as pb
 from server import protocol
 from server.hub import BotHub, BotIdentity, BotSession
 
@@ -96,6 +96,7 @@ class RefereeService:
                 grpc.StatusCode.UNAUTHENTICATED,
                 "unknown bot token; register the bot with `cardshark bot add NAME`",
             )
+            raise AssertionError("abort returned")  # abort always raises
         return identity
 
     async def _read(self, requests: AsyncIterator[Any], session: BotSession) -> None:

@@ -12,7 +12,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import grpc
-
 from cardshark.v1 import referee_pb2 as pb
 from cardshark.v1 import referee_pb2_grpc
 
@@ -77,7 +76,9 @@ class BotClient:
     async def _serve_once(self) -> None:
         outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
         hello = pb.Hello(
-            token=self.token, bot_name=self.name, protocol_version=PROTOCOL_VERSION,
+            token=self.token,
+            bot_name=self.name,
+            protocol_version=PROTOCOL_VERSION,
             games=self.games,
         )
         outbox.put_nowait(pb.BotMessage(hello=hello))
@@ -88,7 +89,8 @@ class BotClient:
 
         tasks: set[asyncio.Task[None]] = set()
         async with grpc.aio.insecure_channel(self.server) as channel:
-            call = referee_pb2_grpc.RefereeStub(channel).Play(outgoing())
+            stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+            call = stub.Play(outgoing())
             try:
                 async for msg in call:
                     kind = msg.WhichOneof("kind")

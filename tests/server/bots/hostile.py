@@ -1,0 +1,95 @@
+"""A zoo of misbehaving bots for the referee's fault tests (lichess-bot's buggy engines).
+
+Usage: hostile.py MODE [N]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any managed bot.
+Modes: slow, illegal, unknown, garbage, other_seat, crash, reconnect, vanish, duplicate.
+The bot plays legally except on its first N requests (default 2), where it misbehaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import sys
+
+import grpc
+from cardshark.v1 import referee_pb2 as pb
+
+MODE = sys.argv[1]
+BAD = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+SERVER = os.environ["CARDSHARK_SERVER"]
+TOKEN = os.environ["CARDSHARK_TOKEN"]
+
+
+def encode(msg: pb.BotMessage | bytes) -> bytes:
+    return msg if isinstance(msg, bytes) else msg.SerializeToString()
+
+
+async def session(seen: list[int]) -> str:
+    """One stream; returns why it ended."""
+    outbox: asyncio.Queue[pb.BotMessage | bytes | None] = asyncio.Queue()
+    outbox.put_nowait(pb.BotMessage(hello=pb.Hello(token=TOKEN, protocol_version=1)))
+
+    async def outgoing():  # type: ignore[no-untyped-def]
+        while (m := await outbox.get()) is not None:
+            yield m
+
+    async with grpc.aio.insecure_channel(SERVER) as channel:
+        play = channel.stream_stream(
+            "/cardshark.v1.Referee/Play",
+            request_serializer=encode,
+            response_deserializer=pb.RefereeMessage.FromString,
+        )
+        call = play(outgoing())
+        async for msg in call:
+            if msg.WhichOneof("kind") != "request":
+                continue
+            req = msg.request
+            seen.append(req.request_id)
+            bad = len(seen) <= BAD
+            legal = [a.id for a in req.legal_actions]
+            answer = pb.Decision(request_id=req.request_id, action_id=random.choice(legal))
+            if bad and MODE == "slow":
+                late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
+                asyncio.get_running_loop().call_later(
+                    late, outbox.put_nowait, pb.BotMessage(decision=answer)
+                )
+                continue
+            elif bad and MODE == "illegal":
+                answer.action_id = "play:" + ("2S" if "play:2S" not in legal else "3S")
+            elif bad and MODE == "unknown":
+                answer.action_id = "castle:kingside"
+            elif bad and MODE == "garbage":
+                outbox.put_nowait(b"\xff\xff\xff\xff")
+                continue
+            elif bad and MODE == "other_seat":
+                answer.seat = req.seat + 1
+            elif bad and MODE == "crash":
+                os._exit(3)
+            elif bad and MODE == "reconnect" and len(seen) == 1:
+                call.cancel()
+                return "dropped"
+            elif bad and MODE == "vanish":
+                call.cancel()
+                await asyncio.sleep(3600)
+            outbox.put_nowait(pb.BotMessage(decision=answer))
+            if bad and MODE == "duplicate":
+                outbox.put_nowait(pb.BotMessage(decision=answer))
+    return "ended"
+
+
+async def main() -> None:
+    seen: list[int] = []
+    while True:
+        try:
+            why = await session(seen)
+        except grpc.aio.AioRpcError:
+            why = "error"
+        if why == "dropped":
+            await asyncio.sleep(0.3)  # back within the grace period
+            continue
+        await asyncio.sleep(0.2)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

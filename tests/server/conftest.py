@@ -1,0 +1,11 @@
+"""Fixtures for referee tests: a live server with managed bot processes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+RANDOM_BOT = [PYTHON, str(ROOT / "clients" / "python" / "examples" / "random_bot.py")]
+HOSTILE_BOT = [PYTHON, str(ROOT / "tests" / "server" / "bots" / "hostile.py")]

@@ -1,0 +1,100 @@
+"""Full matches of every registered game over real sockets with real bot processes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+from cardshark.v1 import referee_pb2 as pb
+from cardshark_bot import BotClient
+
+from games.registry import all_games, get_game
+from server.arena import Arena
+from server.records import ClockSettings, MatchRecord
+from tests.server.conftest import RANDOM_BOT
+
+CLOCK = ClockSettings(move_ms=2000)
+
+
+async def play_game(
+    tmp_path: Path, name: str, seed: int
+) -> tuple[MatchRecord, list[pb.RefereeMessage]]:
+    """Seat 0 is an in-process SDK bot that keeps every event; the rest are processes."""
+    game = get_game(name)
+    seats = game.spec.default_seats
+    events: list[pb.RefereeMessage] = []
+    async with Arena(log_dir=tmp_path) as arena:
+        bots = []
+        tokens = [arena.register(f"{name}-bot{i}") for i in range(seats)]
+        for i, token in enumerate(tokens[1:], start=1):
+            await arena.spawn(f"{name}-bot{i}", RANDOM_BOT, token)
+        rng = random.Random(seed)
+        client = BotClient(
+            lambda r: rng.choice(r.legal_actions).id,
+            server=arena.address,
+            token=tokens[0],
+            on_event=events.append,
+        )
+        task = asyncio.create_task(client.run())
+        bots = [arena.identity(t) for t in tokens]
+        record = await arena.play(name, bots, seed=seed, clock=CLOCK)
+        await asyncio.sleep(0.1)
+        task.cancel()
+    return record, events
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_full_match_over_grpc_replays_to_the_same_result(tmp_path: Path, name: str) -> None:
+    record, events = asyncio.run(play_game(tmp_path, name, seed=3))
+    assert record.status == "finished", record.reason
+    assert record.faults == []
+    game = get_game(name)
+    state = game.replay(record.seed, len(record.seats), record.options, record.actions)
+    assert game.is_over(state)
+    assert list(game.result(state).scores) == record.scores
+    assert len(record.move_ms) == len(record.actions)
+    kinds = [e.WhichOneof("kind") for e in events]
+    assert kinds[0] == "welcome" and kinds[1] == "match_started" and kinds[-1] == "match_ended"
+    hands = [e.hand_ended for e in events if e.WhichOneof("kind") == "hand_ended"]
+    assert len(hands) == len(game.hand_records(state))
+    assert list(hands[-1].scores) == record.scores
+    assert list(events[-1].match_ended.scores) == record.scores
+    assert list(events[-1].match_ended.ranks) == record.ranks
+    started = events[1].match_started
+    assert started.game == name and [s.bot_name for s in started.seats] == record.seats
+
+
+def test_one_stream_serves_two_matches_at_once(tmp_path: Path) -> None:
+    async def run() -> list[MatchRecord]:
+        async with Arena(log_dir=tmp_path) as arena:
+            tokens = [arena.register(f"b{i}") for i in range(3)]
+            for i, token in enumerate(tokens):
+                await arena.spawn(f"b{i}", RANDOM_BOT, token)
+            bots = [arena.identity(t) for t in tokens]
+            return list(
+                await asyncio.gather(
+                    arena.play("knaves", bots, seed=1), arena.play("knaves", bots[::-1], seed=2)
+                )
+            )
+
+    first, second = asyncio.run(run())
+    assert first.status == second.status == "finished"
+    assert first.faults == second.faults == []
+    assert first.seats == second.seats[::-1]
+
+
+def test_bad_token_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    from cardshark_bot import BotRefused
+
+    async def run() -> str:
+        async with Arena(log_dir=tmp_path) as arena:
+            client = BotClient(lambda r: "", server=arena.address, token="wrong")
+            try:
+                await client.run()
+            except BotRefused as err:
+                return str(err)
+        return ""
+
+    assert "unknown bot token" in asyncio.run(run())

@@ -1,0 +1,127 @@
+"""One test per fault kind: a hostile bot process against honest ones on a live server."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from games.registry import get_game
+from server.arena import Arena
+from server.records import ClockSettings, MatchRecord
+from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT
+
+CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=8)
+
+
+async def match_with_hostile(tmp_path: Path, mode: str, bad: int) -> MatchRecord:
+    async with Arena(log_dir=tmp_path) as arena:
+        bots = []
+        for seat, name in enumerate(["hostile", "honest1", "honest2"]):
+            token = arena.register(name)
+            command = [*HOSTILE_BOT, mode, str(bad)] if seat == 0 else RANDOM_BOT
+            await arena.spawn(name, command, token)
+            bots.append(arena.identity(token))
+        return await arena.play("knaves", bots, seed=11, clock=CLOCK)
+
+
+def play(tmp_path: Path, mode: str, bad: int) -> MatchRecord:
+    record = asyncio.run(match_with_hostile(tmp_path, mode, bad))
+    assert record.status == "finished", record.reason
+    replayed = get_game("knaves").replay(record.seed, 3, record.options, record.actions)
+    assert list(get_game("knaves").result(replayed).scores) == record.scores
+    assert not record.faults_of(1) and not record.faults_of(2), "honest seats were charged"
+    return record
+
+
+def kinds(record: MatchRecord, seat: int = 0) -> list[str]:
+    return [f.kind for f in record.faults_of(seat)]
+
+
+def assert_not_forfeited(record: MatchRecord) -> None:
+    assert record.forfeited == [False, False, False]
+    s = record.scores
+    assert record.ranks[0] == 1 + sum(1 for o in s if o > s[0])
+
+
+def assert_forfeited_last(record: MatchRecord) -> None:
+    assert record.forfeited == [True, False, False]
+    assert record.ranks[0] == 3 and sorted(record.ranks[1:]) in ([1, 2], [1, 1])
+
+
+def test_slow_bot_is_cut_off_at_the_deadline(tmp_path: Path) -> None:
+    record = play(tmp_path, "slow", 2)
+    assert kinds(record) == ["timeout", "timeout"]
+    first = record.faults_of(0)[0]
+    assert record.move_ms[first.decision] == pytest.approx(400, abs=1)
+    assert first.fallback == record.actions[first.decision]
+    assert_not_forfeited(record)
+
+
+def test_illegal_action_is_a_fault_and_past_the_limit_forfeits(tmp_path: Path) -> None:
+    record = play(tmp_path, "illegal", 1000)
+    assert kinds(record)[:4] == ["illegal_action"] * 4
+    assert "not legal now" in record.faults_of(0)[0].detail
+    assert_forfeited_last(record)
+
+
+def test_unknown_action_id_is_its_own_fault(tmp_path: Path) -> None:
+    record = play(tmp_path, "unknown", 2)
+    assert kinds(record) == ["unknown_action", "unknown_action"]
+    assert "castle:kingside" in record.faults_of(0)[0].detail
+    assert_not_forfeited(record)
+
+
+def test_garbage_bytes_are_a_malformed_fault(tmp_path: Path) -> None:
+    record = play(tmp_path, "garbage", 3)
+    assert kinds(record) == ["malformed"] * 3
+    assert_not_forfeited(record)
+
+
+def test_reply_for_another_seat_is_not_yours(tmp_path: Path) -> None:
+    record = play(tmp_path, "other_seat", 2)
+    assert kinds(record) == ["not_yours", "not_yours"]
+    assert_not_forfeited(record)
+
+
+def test_duplicate_reply_is_a_fault(tmp_path: Path) -> None:
+    record = play(tmp_path, "duplicate", 2)
+    assert kinds(record) == ["duplicate", "duplicate"]
+    assert_not_forfeited(record)
+
+
+def test_crash_mid_match_forfeits_after_the_grace_period(tmp_path: Path) -> None:
+    record = play(tmp_path, "crash", 1)
+    assert kinds(record) == ["disconnected"]
+    assert_forfeited_last(record)
+
+
+def test_vanished_bot_forfeits(tmp_path: Path) -> None:
+    record = play(tmp_path, "vanish", 1)
+    assert kinds(record) == ["disconnected"]
+    assert_forfeited_last(record)
+
+
+def test_reconnect_within_grace_resumes_the_seat(tmp_path: Path) -> None:
+    record = play(tmp_path, "reconnect", 1)
+    assert kinds(record) == []
+    assert_not_forfeited(record)
+    assert len(record.actions) > 100
+
+
+def test_bot_that_never_connects_is_a_no_show(tmp_path: Path) -> None:
+    async def run() -> MatchRecord:
+        async with Arena(log_dir=tmp_path) as arena:
+            bots = []
+            for seat, name in enumerate(["ghost", "a", "b"]):
+                token = arena.register(name)
+                if seat:
+                    await arena.spawn(name, RANDOM_BOT, token)
+                bots.append(arena.identity(token))
+            clock = ClockSettings(move_ms=400, no_show_s=1.0)
+            return await arena.play("knaves", bots, seed=5, clock=clock)
+
+    record = asyncio.run(run())
+    assert kinds(record) == ["no_show"]
+    assert_forfeited_last(record)
