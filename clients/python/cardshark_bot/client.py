@@ -95,9 +95,14 @@ class BotClient:
                 async for msg in call:
                     kind = msg.WhichOneof("kind")
                     if kind == "request":
-                        task = asyncio.create_task(self._answer(msg.request, outbox))
-                        tasks.add(task)
-                        task.add_done_callback(tasks.discard)
+                        answer = self.decide(msg.request)
+                        if inspect.isawaitable(answer):
+                            # a slow async decision must not hold up other matches' requests
+                            task = asyncio.create_task(self._finish(msg.request, answer, outbox))
+                            tasks.add(task)
+                            task.add_done_callback(tasks.discard)
+                        else:
+                            self._send(msg.request, answer, outbox)
                     elif kind == "welcome":
                         self.welcome = msg.welcome
                     if kind != "request" and self.on_event is not None:
@@ -107,12 +112,18 @@ class BotClient:
                 for task in tasks:
                     task.cancel()
 
-    async def _answer(
-        self, request: pb.DecisionRequest, outbox: asyncio.Queue[pb.BotMessage | None]
+    async def _finish(
+        self,
+        request: pb.DecisionRequest,
+        answer: Awaitable[str],
+        outbox: asyncio.Queue[pb.BotMessage | None],
     ) -> None:
-        answer = self.decide(request)
-        if inspect.isawaitable(answer):
-            answer = await answer
+        self._send(request, await answer, outbox)
+
+    @staticmethod
+    def _send(
+        request: pb.DecisionRequest, answer: str, outbox: asyncio.Queue[pb.BotMessage | None]
+    ) -> None:
         decision = pb.Decision(request_id=request.request_id, action_id=str(answer))
         outbox.put_nowait(pb.BotMessage(decision=decision))
 
