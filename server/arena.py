@@ -15,13 +15,21 @@ from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.records import ClockSettings, MatchRecord
 from server.referee import MatchRunner
+from server.service import Authenticator
 
 
 class Arena:
     """A referee server on a local port plus the bots it knows and the processes it started."""
 
-    def __init__(self, log_dir: Path | str = "logs", host: str = "127.0.0.1", port: int = 0):
+    def __init__(
+        self,
+        log_dir: Path | str = "logs",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        authenticate: Authenticator | None = None,
+    ):
         self.log_dir = Path(log_dir)
+        self.fallback_auth = authenticate
         self.host = host
         self.port = port
         self.tokens: dict[str, BotIdentity] = {}
@@ -37,7 +45,14 @@ class Arena:
 
     async def start(self) -> None:
         """Start the server."""
-        self.running = await start_server(self.tokens.get, self.host, self.port)
+        self.running = await start_server(self.authenticate, self.host, self.port)
+
+    def authenticate(self, token: str) -> BotIdentity | None:
+        """The bot a token belongs to: session tokens first, then the fallback (the database)."""
+        known = self.tokens.get(token)
+        if known is None and self.fallback_auth is not None:
+            return self.fallback_auth(token)
+        return known
 
     @property
     def address(self) -> str:

@@ -1,0 +1,503 @@
+"""The cardshark command: serve, bots, tournaments, rankings, matches, games and a demo."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from games.errors import GameError
+from games.registry import all_games, get_game
+from tournaments.errors import TournamentError
+from tournaments.store import Store
+
+T = TypeVar("T")
+console = Console()
+errors = Console(stderr=True)
+app = typer.Typer(
+    help="cardshark: a tournament server for card-game bots.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+bot_app = typer.Typer(help="Register and list bots.", no_args_is_help=True)
+tournament_app = typer.Typer(help="Run and inspect tournaments.", no_args_is_help=True)
+ratings_app = typer.Typer(help="Maintain ratings.", no_args_is_help=True)
+match_app = typer.Typer(help="Inspect matches.", no_args_is_help=True)
+app.add_typer(bot_app, name="bot")
+app.add_typer(tournament_app, name="tournament")
+app.add_typer(ratings_app, name="ratings")
+app.add_typer(match_app, name="match")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "clients" / "python" / "examples"
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", envvar="CARDSHARK_DB", help="SQLAlchemy URL (default sqlite:///./cardshark.db)."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def fail(message: str) -> NoReturn:
+    """Print one clear line and exit non-zero."""
+    errors.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+@contextmanager
+def clear_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into one line and exit code 2."""
+    try:
+        yield
+    except (GameError, TournamentError) as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        errors.print("interrupted; finished matches are saved (resume with `tournament resume`)")
+        raise typer.Exit(130) from None
+
+
+@contextmanager
+def open_store(db: str | None) -> Iterator[Store]:
+    """The database, with its errors as one line."""
+    with clear_errors():
+        store = Store(db)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`name=value` pairs with true/false and integers typed."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            fail(f"bad --option {pair!r}; expected NAME=VALUE, e.g. target=15")
+        value: Any = raw
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        elif raw.lstrip("-").isdigit():
+            value = int(raw)
+        out[name] = value
+    return out
+
+
+# -- games -------------------------------------------------------------------------------
+
+
+@app.command("games")
+def games_command(as_json: JsonOption = False) -> None:
+    """List every game with its seat counts and options (with defaults)."""
+    rows: list[dict[str, Any]] = []
+    for name, game in all_games().items():
+        spec = game.spec
+        rows.append(
+            {
+                "name": name,
+                "title": spec.title,
+                "seats": list(spec.seat_counts),
+                "default_seats": spec.default_seats,
+                "move_ms": spec.move_ms,
+                "options": [
+                    {
+                        "name": o.name,
+                        "default": o.default,
+                        "allowed": o.describe_allowed(),
+                        "doc": o.doc,
+                    }
+                    for o in spec.options
+                ],
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title="Games")
+    for column in ("game", "seats", "options (default)"):
+        table.add_column(column)
+    for row in rows:
+        opts = ", ".join(f"{o['name']}={o['default']}" for o in row["options"]) or "-"
+        seats = ", ".join(str(s) for s in row["seats"])
+        table.add_row(row["name"], seats, opts)
+    console.print(table)
+
+
+# -- bots --------------------------------------------------------------------------------
+
+
+@bot_app.command("add")
+def bot_add(
+    name: str,
+    command: Annotated[
+        str | None, typer.Option(help="Command that starts the bot (managed).")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Register a bot and print its token (shown only this once)."""
+    with open_store(db) as store:
+        bot, token = store.add_bot(name, command)
+    console.print(f"bot [bold]{bot.name}[/] registered (id {bot.id})")
+    console.print(f"token: {token}", highlight=False, soft_wrap=True)
+    console.print("keep the token: it is stored only as a hash and cannot be shown again")
+
+
+@bot_app.command("list")
+def bot_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List registered bots."""
+    with open_store(db) as store:
+        bots = store.list_bots()
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": b.id,
+                        "name": b.name,
+                        "command": b.command,
+                        "created": b.created.isoformat(),
+                    }
+                    for b in bots
+                ],
+                indent=2,
+            )
+        )
+        return
+    table = Table(title="Bots")
+    for column in ("id", "name", "command", "created"):
+        table.add_column(column)
+    for b in bots:
+        table.add_row(str(b.id), b.name, b.command or "(remote)", f"{b.created:%Y-%m-%d %H:%M}")
+    console.print(table)
+
+
+@bot_app.command("remove")
+def bot_remove(name: str, db: DbOption = None) -> None:
+    """Remove a bot (one with matches is retired: kept for history, hidden from rankings)."""
+    with open_store(db) as store:
+        how = store.remove_bot(name)
+    console.print(f"bot {name} {how}")
+
+
+# -- tournaments ---------------------------------------------------------------------------
+
+
+def run_with_progress(store: Store, tournament_id: int, concurrency: int, port: int) -> None:
+    """Play a tournament's unfinished matches with a live progress bar."""
+    from server.tournament_runner import Progress as RunProgress
+    from server.tournament_runner import run_tournament
+
+    status = store.tournament_status(tournament_id)
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("matches"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(
+            f"tournament {tournament_id}",
+            total=status.scheduled,
+            completed=status.finished,
+            rate="",
+        )
+        started = None
+
+        def update(p: RunProgress) -> None:
+            nonlocal started
+            import time
+
+            now = time.monotonic()
+            started = started or now
+            done_here = max(1, p.done - status.finished)
+            rate = done_here / max(now - started, 1e-6) if now > started else 0.0
+            bar.update(task, completed=p.done, rate=f"{rate:.2f}/s" if rate else "")
+
+        asyncio.run(
+            run_tournament(
+                store, tournament_id, concurrency=concurrency, port=port, on_progress=update
+            )
+        )
+
+
+@tournament_app.command("run")
+def tournament_run(
+    game: str,
+    bots: Annotated[str, typer.Option(help="Comma-separated bot names (at least the seat count).")],
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Repeat the round robin with fresh seeds.")
+    ] = 1,
+    tables: Annotated[
+        int | None, typer.Option(min=1, help="Play a balanced subset of N tables.")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Matches at once.")] = 1,
+    move_ms: Annotated[
+        int | None, typer.Option(min=1, help="Time per move (game default).")
+    ] = None,
+    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 0,
+    seats: Annotated[int | None, typer.Option(help="Seat count, for games with several.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="Game option NAME=VALUE (repeatable).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
+    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
+    db: DbOption = None,
+) -> None:
+    """Create a round-robin tournament, play it with a progress bar, then show the rankings."""
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    with open_store(db) as store:
+        tournament = store.create_tournament(
+            game,
+            names,
+            seats=seats,
+            options=parse_options(option or []),
+            rounds=rounds,
+            tables=tables,
+            seed=seed,
+            clock_ms=move_ms,
+            bank_ms=bank_ms,
+        )
+        assert tournament.id is not None
+        console.print(f"tournament {tournament.id}: {game}, {len(names)} bots")
+        run_with_progress(store, tournament.id, concurrency, port)
+        show_rankings(store, tournament.game)
+
+
+@tournament_app.command("resume")
+def tournament_resume(
+    tournament_id: int,
+    concurrency: Annotated[int, typer.Option(min=1)] = 1,
+    port: Annotated[int, typer.Option()] = 0,
+    db: DbOption = None,
+) -> None:
+    """Play whatever a stopped tournament left unfinished, then show the rankings."""
+    with open_store(db) as store:
+        tournament = store.get_tournament(tournament_id)
+        run_with_progress(store, tournament_id, concurrency, port)
+        show_rankings(store, tournament.game)
+
+
+@tournament_app.command("list")
+def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List tournaments."""
+    with open_store(db) as store:
+        rows = [(t, store.tournament_status(t.id)) for t in store.list_tournaments() if t.id]
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": t.id,
+                        "game": t.game,
+                        "status": t.status,
+                        "finished": p.finished,
+                        "scheduled": p.scheduled,
+                    }
+                    for t, p in rows
+                ]
+            )
+        )
+        return
+    table = Table(title="Tournaments")
+    for column in ("id", "game", "status", "matches", "created"):
+        table.add_column(column)
+    for t, p in rows:
+        table.add_row(
+            str(t.id),
+            t.game,
+            t.status,
+            f"{p.finished}/{p.scheduled}",
+            f"{t.created:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+@tournament_app.command("status")
+def tournament_status(tournament_id: int, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show one tournament's settings and progress."""
+    with open_store(db) as store:
+        p = store.tournament_status(tournament_id)
+        entrants = [b.name for b in store.tournament_entrants(tournament_id)]
+    t = p.tournament
+    data = {
+        "id": t.id,
+        "game": t.game,
+        "status": t.status,
+        "options": t.options,
+        "entrants": entrants,
+        "rounds": t.rounds,
+        "tables": t.tables,
+        "move_ms": t.clock_ms,
+        "bank_ms": t.bank_ms,
+        "counts": p.counts,
+        "finished": p.finished,
+        "scheduled": p.scheduled,
+    }
+    if as_json:
+        print(json.dumps(data))
+        return
+    for key, value in data.items():
+        console.print(f"[bold]{key}[/]: {value}", highlight=False)
+
+
+# -- rankings, ratings, matches -------------------------------------------------------------
+
+
+def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
+    """Print a game's leaderboard."""
+    rows = store.rankings(game)
+    if as_json:
+        print(json.dumps([r.__dict__ for r in rows], indent=2))
+        return
+    table = Table(title=f"Rankings: {game}")
+    for column in ("rank", "bot", "μ", "σ", "μ−3σ", "matches", "mean score", "faults"):
+        table.add_column(column, justify="right" if column != "bot" else "left")
+    for r in rows:
+        table.add_row(
+            str(r.rank),
+            r.bot,
+            f"{r.mu:.2f}",
+            f"{r.sigma:.2f}",
+            f"{r.conservative:.2f}",
+            str(r.matches),
+            f"{r.mean_score:.2f}",
+            str(r.faults),
+        )
+    console.print(table)
+
+
+@app.command("rankings")
+def rankings(game: str, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show a game's leaderboard: rank, bot, μ, σ, μ−3σ, matches, mean score, faults."""
+    with open_store(db) as store:
+        name = get_game(game).spec.name
+        show_rankings(store, name, as_json)
+
+
+@ratings_app.command("recompute")
+def ratings_recompute(game: str, db: DbOption = None) -> None:
+    """Rebuild every rating of a game from the stored matches, in schedule order."""
+    with open_store(db) as store:
+        count = store.recompute(get_game(game).spec.name)
+    console.print(f"recomputed {game} ratings from {count} matches")
+
+
+@match_app.command("show")
+def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show a match as a readable transcript."""
+    with open_store(db) as store:
+        detail = store.match_detail(match_id)
+    match, record = detail.match, detail.match.record or {}
+    if as_json:
+        print(
+            json.dumps(
+                {"id": match.id, "status": match.status, "result": match.result, "record": record},
+                indent=2,
+            )
+        )
+        return
+    names = [detail.bot_names.get(b, str(b)) for b in match.seats]
+    console.print(
+        f"[bold]match {match.id}[/] of tournament {match.tournament_id}: "
+        f"{detail.tournament.game}, seed {match.seed}, status {match.status}"
+    )
+    for seat, name in enumerate(names):
+        console.print(f"  seat {seat}: {name}")
+    faults = {f["decision"]: f for f in record.get("faults", [])}
+    for i, action in enumerate(record.get("actions", [])):
+        note = ""
+        if i in faults:
+            f = faults[i]
+            note = f"  [red]fault {f['kind']} seat {f['seat']}: {f['detail']}[/]"
+        ms = record.get("move_ms", [0] * (i + 1))[i]
+        console.print(f"  {i:4d}  {action:<24} {ms:8.1f} ms{note}", highlight=False)
+    if match.result:
+        console.print(f"scores {match.result.get('scores')}  ranks {match.result.get('ranks')}")
+
+
+# -- serve, demo ------------------------------------------------------------------------------
+
+
+@app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 50051,
+    db: DbOption = None,
+) -> None:
+    """Run the referee server: registered bots connect with their tokens."""
+    from server.app import start_server
+    from server.tournament_runner import database_authenticator
+
+    async def main() -> None:
+        running = await start_server(database_authenticator(store), host, port)
+        console.print(f"cardshark serving on {running.address} (Ctrl-C stops)")
+        await running.server.wait_for_termination()
+
+    with open_store(db) as store:
+        try:
+            asyncio.run(main())
+        except OSError as exc:
+            fail(f"cannot serve on {host}:{port}: {exc}")
+
+
+DEMO_BOTS = {
+    "demo-rules": "knaves_bot.py",
+    "demo-random-1": "random_bot.py",
+    "demo-random-2": "random_bot.py",
+    "demo-random-3": "random_bot.py",
+}
+
+
+@app.command("demo")
+def demo(
+    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    rounds: Annotated[int, typer.Option(min=1)] = 2,
+    db: DbOption = None,
+) -> None:
+    """A round robin of the example bots at Knaves on the embedded SQLite default."""
+    with open_store(db) as store:
+        known = {b.name for b in store.list_bots()}
+        for name, script in DEMO_BOTS.items():
+            if name not in known:
+                store.add_bot(name, shlex.join([sys.executable, str(EXAMPLES / script)]))
+        tournament = store.create_tournament("knaves", list(DEMO_BOTS), rounds=rounds)
+        assert tournament.id is not None
+        console.print(
+            f"demo: tournament {tournament.id}, Knaves, {len(DEMO_BOTS)} example bots "
+            f"(database {store.url})"
+        )
+        run_with_progress(store, tournament.id, concurrency, 0)
+        show_rankings(store, "knaves")
+
+
+def main() -> None:
+    """Entry point of the cardshark command."""
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Play a stored tournament's unfinished matches against managed and remote bots."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.arena import Arena
+from server.hub import BotIdentity
+from server.records import ClockSettings, MatchRecord
+from tournaments.committer import OrderedCommitter
+from tournaments.models import Match
+from tournaments.ratings import SeatOutcome
+from tournaments.store import FinishedMatch, Store
+
+MAX_VOIDS = 3
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a running tournament stands."""
+
+    done: int
+    total: int
+    last: MatchRecord | None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def identity_for(bot_id: int, name: str) -> BotIdentity:
+    """The referee's identity of a stored bot."""
+    return BotIdentity(str(bot_id), name)
+
+
+def database_authenticator(store: Store) -> Callable[[str], BotIdentity | None]:
+    """Authenticate remote bots by their registered token (compared as a hash)."""
+
+    def authenticate(token: str) -> BotIdentity | None:
+        bot = store.find_bot_by_token(token)
+        if bot is None or bot.id is None:
+            return None
+        return identity_for(bot.id, bot.name)
+
+    return authenticate
+
+
+async def run_tournament(
+    store: Store,
+    tournament_id: int,
+    *,
+    concurrency: int = 1,
+    port: int = 0,
+    log_dir: Path | str = "logs",
+    on_progress: ProgressCallback | None = None,
+    clock: ClockSettings | None = None,
+) -> int:
+    """Play every unfinished match of a tournament; returns how many were recorded.
+
+    Results are committed in schedule order (a match that finishes early waits for the ones
+    before it), each with its rating update in one transaction, so a kill at any moment loses
+    at most the matches in flight, and those are played again on resume.
+    """
+    tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
+    entrants = await asyncio.to_thread(store.tournament_entrants, tournament_id)
+    pending = await asyncio.to_thread(store.pending_matches, tournament_id)
+    status = await asyncio.to_thread(store.tournament_status, tournament_id)
+    total, already = status.scheduled, status.finished
+    if not pending:
+        return 0
+    settings = clock or ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
+    identities = {b.id: identity_for(b.id, b.name) for b in entrants if b.id is not None}
+    committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
+        [m.schedule_index for m in pending], lambda finished: _record(store, finished)
+    )
+    done = 0
+    log_path = Path(log_dir) / f"tournament-{tournament_id}"
+    async with Arena(
+        log_dir=log_path, port=port, authenticate=database_authenticator(store)
+    ) as arena:
+        for bot in entrants:
+            if bot.command and bot.id is not None:
+                token = arena.register(bot.name, secrets.token_urlsafe(24), str(bot.id))
+                await arena.spawn(bot.name, bot.command, token)
+        limit = asyncio.Semaphore(max(1, concurrency))
+
+        async def play(match: Match) -> None:
+            nonlocal done
+            async with limit:
+                record = await play_until_not_voided(store, arena, match, identities, settings)
+            assert record.match_id is not None
+            outcomes = tuple(
+                SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
+                for seat, score in enumerate(record.scores)
+            )
+            finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
+            await asyncio.to_thread(committer.finish, match.schedule_index, finished)
+            done += 1
+            if on_progress is not None:
+                on_progress(Progress(already + committer.committed, total, record))
+
+        tasks = [asyncio.create_task(play(m)) for m in pending]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+    return committer.committed
+
+
+def _record(store: Store, finished: FinishedMatch) -> None:
+    store.record(finished)
+
+
+async def play_until_not_voided(
+    store: Store,
+    arena: Arena,
+    match: Match,
+    identities: dict[int, BotIdentity],
+    clock: ClockSettings,
+) -> MatchRecord:
+    """Play a match; a match voided by a server failure is stored as void and played again."""
+    assert match.id is not None
+    tournament = await asyncio.to_thread(store.get_tournament, match.tournament_id)
+    for _ in range(MAX_VOIDS):
+        await asyncio.to_thread(store.start_match, match.id)
+        record = await arena.play(
+            tournament.game,
+            [identities[b] for b in match.seats],
+            seed=match.seed,
+            options=tournament.options,
+            clock=clock,
+            match_id=str(match.id),
+        )
+        if record.status == "finished":
+            return record
+        match = await asyncio.to_thread(
+            store.void_match, match.id, record.reason, record=record.to_json()
+        )
+        assert match.id is not None
+    raise RuntimeError(f"match {match.schedule_index} voided {MAX_VOIDS} times; stopping")
