@@ -1,0 +1,473 @@
+"""Storage on SQLite and PostgreSQL: schedules, results, duplicates, concurrency, resume."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlmodel import Session, col, func, select
+
+from tournaments import store as store_module
+from tournaments.committer import OrderedCommitter
+from tournaments.errors import (
+    BotNameError,
+    MatchAlreadyFinishedError,
+    MatchStateError,
+    NotEnoughEntrantsError,
+    ResultError,
+    UnknownBotError,
+    UnknownMatchError,
+)
+from tournaments.models import Bot, BotRating, Match, RatingHistory, SeatResult
+from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_match, placements
+from tournaments.schedule import round_robin
+from tournaments.store import FinishedMatch, Store, hash_token
+
+GAME = "knaves"  # 3 seats
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store(db_url) as s:
+        yield s
+
+
+def add_bots(store: Store, k: int) -> list[int]:
+    ids = []
+    for i in range(k):
+        bot, _ = store.add_bot(f"bot-{i}")
+        assert bot.id is not None
+        ids.append(bot.id)
+    return ids
+
+
+def outcomes_for(match: Match) -> list[SeatOutcome]:
+    """Deterministic, varied outcomes: ties and forfeits included."""
+    rng = random.Random(match.seed)
+    out = []
+    for _ in match.seats:
+        forfeited = rng.random() < 0.1
+        out.append(SeatOutcome(rng.choice([-10, 0, 5, 5, 12, 20]), rng.randrange(3), forfeited))
+    return out
+
+
+def count(store: Store, model: type, *where: Any) -> int:
+    with Session(store.engine) as session:
+        return int(session.exec(select(func.count()).select_from(model).where(*where)).one())
+
+
+def rating_numbers(store: Store) -> dict[int, tuple[float, float, int, float, int]]:
+    return {
+        b: (r.mu, r.sigma, r.matches, r.score_sum, r.faults) for b, r in store.ratings(GAME).items()
+    }
+
+
+def history_numbers(store: Store) -> list[tuple[int, int, float, float, float, float]]:
+    return [
+        (h.match_id, h.bot_id, h.mu_before, h.sigma_before, h.mu_after, h.sigma_after)
+        for h in store.rating_history(GAME)
+    ]
+
+
+def replay_in_memory(store: Store, tournament_id: int) -> dict[int, Rating]:
+    """Ratings computed without the database, in schedule order."""
+    settings = store.get_tournament(tournament_id).trueskill
+    current: dict[int, Rating] = {}
+    for m in store.matches(tournament_id, include_voided=False):
+        assert m.result is not None
+        for change in apply_match(settings, current, m.seats, m.result["ranks"]):
+            current[change.bot_id] = change.after
+    return current
+
+
+def test_create_tournament_stores_the_whole_schedule_pending(store: Store) -> None:
+    ids = add_bots(store, 5)
+    settings = TrueSkillSettings(mu=30.0, sigma=9.0, beta=4.0, tau=0.1, draw_probability=0.05)
+    t = store.create_tournament(
+        GAME, ["bot-0", *ids[1:]], rounds=2, seed=1234, bank_ms=5000, trueskill=settings
+    )
+    assert t.id is not None
+    stored = store.get_tournament(t.id)
+    assert stored.trueskill == settings
+    assert (stored.seats, stored.rounds, stored.seed, stored.clock_ms, stored.bank_ms) == (
+        3,
+        2,
+        1234,
+        1000,
+        5000,
+    )
+    assert stored.status == "pending" and stored.options == {}
+    assert [b.id for b in store.tournament_entrants(t.id)] == ids
+    expected = round_robin(ids, 3, seed=1234, rounds=2)
+    rows = store.matches(t.id)
+    assert len(rows) == len(expected) == 60
+    assert [
+        (m.schedule_index, m.round, m.table_index, m.rotation, m.seed, tuple(m.seats), m.status)
+        for m in rows
+    ] == [(e.index, e.round, e.table, e.rotation, e.seed, e.seats, "pending") for e in expected]
+    progress = store.tournament_status(t.id)
+    assert progress.counts == {"pending": 60, "running": 0, "finished": 0, "voided": 0}
+    assert progress.progress == 0.0
+    assert [x.id for x in store.list_tournaments()] == [t.id]
+
+
+def test_create_tournament_writes_nothing_when_it_cannot_schedule(store: Store) -> None:
+    add_bots(store, 2)
+    with pytest.raises(NotEnoughEntrantsError, match="2 entrants cannot fill a table of 3"):
+        store.create_tournament(GAME, ["bot-0", "bot-1"])
+    with pytest.raises(UnknownBotError, match="nobody"):
+        store.create_tournament(GAME, ["bot-0", "bot-1", "nobody"])
+    assert store.list_tournaments() == []
+    assert count(store, Match) == 0
+
+
+def test_record_result_then_duplicate_raises_and_leaves_one_set_of_rows(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=7)
+    assert t.id is not None
+    first = store.pending_matches(t.id)[0]
+    assert first.id is not None
+    store.start_match(first.id)
+    outcomes = [SeatOutcome(12, faults=1), SeatOutcome(12), SeatOutcome(-3, forfeited=True)]
+    done = store.record_result(first.id, outcomes, record={"actions": ["play:QH"]})
+    assert done.status == "finished" and done.result is not None
+    assert done.result["ranks"] == [1, 1, 3]
+    before = rating_numbers(store)
+    with pytest.raises(MatchAlreadyFinishedError, match=f"match {first.id}"):
+        store.record_result(first.id, [SeatOutcome(0), SeatOutcome(1), SeatOutcome(2)])
+    with pytest.raises(MatchAlreadyFinishedError):
+        store.start_match(first.id)
+    assert count(store, SeatResult, SeatResult.match_id == first.id) == 3
+    assert count(store, RatingHistory, RatingHistory.match_id == first.id) == 3
+    assert rating_numbers(store) == before
+    seats = store.seat_results(first.id)
+    assert [(s.seat, s.bot_id, s.score, s.rank, s.faults, s.forfeited) for s in seats] == [
+        (0, first.seats[0], 12.0, 1, 1, False),
+        (1, first.seats[1], 12.0, 1, 0, False),
+        (2, first.seats[2], -3.0, 3, 0, True),
+    ]
+    expected = apply_match(TrueSkillSettings(), {}, first.seats, [1, 1, 3])
+    assert {c.bot_id: (c.after.mu, c.after.sigma) for c in expected} == {
+        b: (r[0], r[1]) for b, r in before.items()
+    }
+    assert before[first.seats[0]][2:] == (1, 12.0, 1)
+    detail = store.match_detail(first.id)
+    assert detail.match.record == {"actions": ["play:QH"]}
+    assert detail.bot_names == {i: f"bot-{n}" for n, i in enumerate(ids)}
+
+
+def test_record_result_checks_the_seat_count_and_writes_nothing(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=7)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+    with pytest.raises(ResultError, match="3 seats but 2 outcomes"):
+        store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2)])
+    with pytest.raises(UnknownMatchError):
+        store.record_result(10_000, [SeatOutcome(1)] * 3)
+    assert store.get_match(m.id).status == "pending"
+    assert count(store, SeatResult) == 0
+
+
+def test_a_failure_inside_the_transaction_rolls_everything_back(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=7)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("rating blew up after the seat rows were flushed")
+
+    monkeypatch.setattr(store_module, "apply_match", broken)
+    with pytest.raises(RuntimeError):
+        store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+    monkeypatch.undo()
+    assert store.get_match(m.id).status == "pending"
+    assert count(store, SeatResult) == 0 and count(store, BotRating) == 0
+    store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+    assert count(store, SeatResult) == 3
+    assert {r[2] for r in rating_numbers(store).values()} == {1}
+
+
+def record_all_concurrently(stores: list[Store], matches: list[Match]) -> None:
+    order = list(matches)
+    random.Random(99).shuffle(order)
+    errors: list[BaseException] = []
+
+    def work(worker: int) -> None:
+        try:
+            for m in order[worker::4]:
+                assert m.id is not None
+                stores[worker % len(stores)].record_result(m.id, outcomes_for(m))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+@pytest.mark.parametrize("separate_engines", [False, True], ids=["one-store", "four-engines"])
+def test_concurrent_recording_from_four_threads_loses_no_rating_update(
+    store: Store, db_url: str, separate_engines: bool
+) -> None:
+    ids = add_bots(store, 5)
+    t = store.create_tournament(GAME, ids, seed=2024)
+    assert t.id is not None
+    matches = store.pending_matches(t.id)
+    stores = [store]
+    if separate_engines:
+        # Separate engines with separate locks: only the database's own locking protects.
+        stores = [Store(db_url) for _ in range(4)]
+        for s in stores:
+            s._write_lock = threading.Lock()
+    try:
+        record_all_concurrently(stores, matches)
+    finally:
+        for s in stores[1:] if not separate_engines else stores:
+            s.close()
+    played = {b: sum(b in m.seats for m in matches) for b in ids}
+    live = rating_numbers(store)
+    assert {b: v[2] for b, v in live.items()} == played
+    assert count(store, SeatResult) == len(matches) * 3
+    assert count(store, RatingHistory) == len(matches) * 3
+    assert store.tournament_status(t.id).counts["finished"] == len(matches)
+    assert store.get_tournament(t.id).status == "finished"
+    live_history = history_numbers(store)
+    assert store.recompute(GAME) == len(matches)
+    assert rating_numbers(store) == live
+    assert history_numbers(store) == live_history
+    memory = replay_in_memory(store, t.id)
+    assert {b: (r.mu, r.sigma) for b, r in memory.items()} == {
+        b: (v[0], v[1]) for b, v in live.items()
+    }
+
+
+def test_committer_records_in_schedule_order_and_recompute_gives_the_same_floats(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 6)
+    first = store.create_tournament(GAME, ids, seed=1, rounds=2)
+    second = store.create_tournament(GAME, ids[:4], seed=2)
+    assert first.id is not None and second.id is not None
+    for tournament_id in (first.id, second.id):
+        pending = store.pending_matches(tournament_id)
+        committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
+            [m.schedule_index for m in pending], store.record
+        )
+        finishing = list(pending)
+        random.Random(tournament_id).shuffle(finishing)
+        lock = threading.Lock()
+
+        def worker(
+            queue: list[Match] = finishing,
+            committer: OrderedCommitter[FinishedMatch] = committer,
+            lock: threading.Lock = lock,
+        ) -> None:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    m = queue.pop()
+                assert m.id is not None
+                committer.finish(m.schedule_index, FinishedMatch(m.id, tuple(outcomes_for(m))))
+
+        threads = [threading.Thread(target=worker) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert committer.outstanding == []
+    history = store.rating_history(GAME)
+    # committed in schedule order: history rows were written in rating order
+    assert [h.id for h in history] == sorted(h.id for h in history if h.id is not None)
+    live = rating_numbers(store)
+    live_history = history_numbers(store)
+    assert len(live_history) == (len(store.matches(first.id)) + len(store.matches(second.id))) * 3
+    store.recompute(GAME)
+    assert rating_numbers(store) == live
+    assert history_numbers(store) == live_history
+
+
+def test_out_of_order_recording_still_matches_recompute(store: Store) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(GAME, ids, seed=5)
+    assert t.id is not None
+    pending = store.pending_matches(t.id)
+    for m in reversed(pending):
+        assert m.id is not None
+        store.record_result(m.id, outcomes_for(m))
+    live = rating_numbers(store)
+    memory = replay_in_memory(store, t.id)
+    assert {b: (r.mu, r.sigma) for b, r in memory.items()} == {
+        b: (v[0], v[1]) for b, v in live.items()
+    }
+    store.recompute(GAME)
+    assert rating_numbers(store) == live
+
+
+def test_resume_returns_unfinished_matches_and_never_replays_finished_ones(
+    store: Store, db_url: str
+) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(GAME, ids, seed=77)
+    assert t.id is not None
+    matches = store.pending_matches(t.id)
+    assert len(matches) == 12
+    finished = [matches[i] for i in (0, 1, 4, 9)]
+    running = [matches[i] for i in (2, 5)]
+    for m in finished:
+        assert m.id is not None
+        store.start_match(m.id)
+        store.record_result(m.id, outcomes_for(m))
+    for m in running:
+        assert m.id is not None
+        store.start_match(m.id)
+    store.close()
+
+    with Store(db_url) as again:  # a new process after a crash
+        pending = again.pending_matches(t.id)
+        expected = [m.id for m in matches if m not in finished]
+        assert [m.id for m in pending] == expected
+        assert [m.status for m in pending if m.id in {r.id for r in running}] == ["running"] * 2
+        progress = again.tournament_status(t.id)
+        assert progress.counts == {"pending": 6, "running": 2, "finished": 4, "voided": 0}
+        assert progress.progress == pytest.approx(4 / 12)
+        assert again.get_tournament(t.id).status == "running"
+        # a running match left by the dead process is played again
+        stale = running[0]
+        assert stale.id is not None
+        assert again.start_match(stale.id).status == "running"
+        for m in pending:
+            assert m.id is not None
+            again.record_result(m.id, outcomes_for(m))
+        for m in finished:
+            assert m.id is not None
+            with pytest.raises(MatchAlreadyFinishedError):
+                again.record_result(m.id, outcomes_for(m))
+        assert again.pending_matches(t.id) == []
+        assert again.get_tournament(t.id).status == "finished"
+        assert count(again, SeatResult) == 12 * 3
+        assert {v[2] for v in rating_numbers(again).values()} == {9}
+
+
+def test_a_voided_match_is_not_rated_and_is_scheduled_again(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[1]
+    assert m.id is not None
+    store.start_match(m.id)
+    again = store.void_match(m.id, "referee crashed", record={"actions": []})
+    assert again.id is not None and again.id != m.id
+    assert (again.schedule_index, again.attempt, again.seed, again.seats, again.status) == (
+        m.schedule_index,
+        1,
+        m.seed,
+        m.seats,
+        "pending",
+    )
+    voided = store.get_match(m.id)
+    assert voided.status == "voided" and voided.result == {"void_reason": "referee crashed"}
+    with pytest.raises(MatchStateError, match="voided"):
+        store.record_result(m.id, [SeatOutcome(1)] * 3)
+    assert count(store, BotRating) == 0 and count(store, SeatResult) == 0
+    pending = store.pending_matches(t.id)
+    assert [p.id for p in pending].count(again.id) == 1 and m.id not in [p.id for p in pending]
+    assert store.tournament_status(t.id).counts == {
+        "pending": 3,
+        "running": 0,
+        "finished": 0,
+        "voided": 1,
+    }
+    for p in pending:
+        assert p.id is not None
+        store.record_result(p.id, outcomes_for(p))
+    with pytest.raises(MatchAlreadyFinishedError):
+        store.void_match(again.id, "too late")
+    assert count(store, RatingHistory) == 9
+    live = rating_numbers(store)
+    store.recompute(GAME)
+    assert rating_numbers(store) == live
+
+
+def test_bots_tokens_are_hashed_and_removal_retires_bots_with_matches(store: Store) -> None:
+    bot, token = store.add_bot("alpha", command="python alpha.py")
+    assert len(token) >= 40
+    with Session(store.engine) as session:
+        stored = session.exec(select(Bot.token_hash)).all()
+    assert stored == [hash_token(token)] and token not in stored[0]
+    found = store.find_bot_by_token(token)
+    assert found is not None and found.id == bot.id and found.command == "python alpha.py"
+    assert store.find_bot_by_token(token + "x") is None
+    with pytest.raises(BotNameError, match="already taken"):
+        store.add_bot("alpha")
+    with pytest.raises(BotNameError):
+        store.add_bot("has space")
+    _, token_b = store.add_bot("beta")
+    store.add_bot("gamma")
+    store.add_bot("delta")
+    assert [b.name for b in store.list_bots()] == ["alpha", "beta", "delta", "gamma"]
+    assert store.remove_bot("delta") == "deleted"
+    t = store.create_tournament(GAME, ["alpha", "beta", "gamma"], seed=3)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+    store.record_result(m.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    assert store.remove_bot("beta") == "retired"
+    assert store.find_bot_by_token(token_b) is None
+    assert [b.name for b in store.list_bots()] == ["alpha", "gamma"]
+    assert [b.name for b in store.list_bots(include_removed=True)] == ["alpha", "beta", "gamma"]
+    assert [r.bot for r in store.rankings(GAME)] == ["alpha", "gamma"]
+    assert len(store.rankings(GAME, include_removed=True)) == 3
+    with pytest.raises(UnknownBotError):
+        store.get_bot("beta")
+    with pytest.raises(UnknownBotError):
+        store.create_tournament(GAME, ["alpha", "beta", "gamma"])
+    with pytest.raises(BotNameError, match="removed"):
+        store.add_bot("beta")
+    assert count(store, SeatResult, col(SeatResult.bot_id) == m.seats[1]) == 1
+
+
+def test_rankings_sort_by_conservative_rating_with_means_and_faults(store: Store) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(GAME, ids, seed=12)
+    assert t.id is not None
+    strength = {ids[0]: 30, ids[1]: 20, ids[2]: 10, ids[3]: 0}
+    for m in store.pending_matches(t.id):
+        assert m.id is not None
+        store.record_result(
+            m.id, [SeatOutcome(strength[b], faults=1 if b == ids[3] else 0) for b in m.seats]
+        )
+    rows = store.rankings(GAME)
+    assert [r.bot for r in rows] == ["bot-0", "bot-1", "bot-2", "bot-3"]
+    assert [r.rank for r in rows] == [1, 2, 3, 4]
+    conservative = [r.conservative for r in rows]
+    assert conservative == sorted(conservative, reverse=True)
+    for r in rows:
+        assert r.conservative == pytest.approx(r.mu - 3 * r.sigma)
+        assert r.matches == 9
+        assert r.mean_score == strength[r.bot_id]
+    assert rows[3].faults == 9 and rows[0].faults == 0
+    assert store.rankings("no-such-game") == []
+
+
+def test_ranks_stored_follow_placements(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=4)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+    outcomes = [SeatOutcome(50, forfeited=True), SeatOutcome(1), SeatOutcome(1)]
+    store.record_result(m.id, outcomes)
+    assert [s.rank for s in store.seat_results(m.id)] == list(placements(outcomes)) == [3, 1, 1]

@@ -1,0 +1,1 @@
+"""Schedules, SQLModel storage and TrueSkill ratings of cardshark tournaments."""

@@ -1,0 +1,114 @@
+"""Engine setup: SQLite pragmas and BEGIN modes, PostgreSQL options, schema creation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
+from sqlmodel import SQLModel
+
+from tournaments import models as _models  # noqa: F401  (registers the tables)
+from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError
+
+DEFAULT_URL = "sqlite:///./cardshark.db"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+POSTGRES_CONNECT_TIMEOUT_S = 10
+
+_SCHEMA_LOCK_KEY = 0x63617264  # "card"
+
+# Execution option read by the "begin" listener: the SQLite BEGIN mode of a transaction.
+SQLITE_BEGIN = "cardshark_sqlite_begin"
+
+
+def parse_url(url: str | URL | None) -> URL:
+    """The URL as a SQLAlchemy URL (DEFAULT_URL when None), or DatabaseUrlError."""
+    text = DEFAULT_URL if url is None else url
+    try:
+        return make_url(text)
+    except (ArgumentError, ValueError) as exc:
+        raise DatabaseUrlError(str(text), str(exc)) from exc
+
+
+def safe_url(url: URL) -> str:
+    """The URL as text with any password masked, for messages and logs."""
+    return url.render_as_string(hide_password=True)
+
+
+def is_sqlite(engine: Engine) -> bool:
+    """True when the engine talks to SQLite."""
+    return engine.dialect.name == "sqlite"
+
+
+def make_engine(url: str | URL | None = None, *, echo: bool = False) -> Engine:
+    """An engine for url (default ./cardshark.db), connected once, with the schema created."""
+    parsed = parse_url(url)
+    shown = safe_url(parsed)
+    kwargs: dict[str, Any] = {"echo": echo}
+    sqlite = parsed.get_backend_name() == "sqlite"
+    memory = sqlite and parsed.database in (None, "", ":memory:")
+    if sqlite:
+        # The driver's own transaction handling is off; the "begin" listener emits BEGIN.
+        kwargs["connect_args"] = {"check_same_thread": False}
+        if memory:
+            kwargs["poolclass"] = StaticPool
+        elif parsed.database:
+            _ensure_parent(Path(parsed.database), shown)
+    elif parsed.get_backend_name() == "postgresql":
+        kwargs["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_S}
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(parsed, **kwargs)
+    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+        raise DatabaseUrlError(shown, str(exc)) from exc
+    if sqlite:
+        # WAL, synchronous=NORMAL, busy timeout, foreign keys; BEGIN (IMMEDIATE for writers).
+        _install_sqlite_listeners(engine, wal=not memory)
+    try:
+        with engine.execution_options(**{SQLITE_BEGIN: "IMMEDIATE"}).begin() as connection:
+            if parsed.get_backend_name() == "postgresql":
+                # Two processes opening a fresh database must not both create the tables.
+                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})")
+            SQLModel.metadata.create_all(connection)
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise DatabaseUnavailableError(shown, _reason(exc)) from exc
+    return engine
+
+
+def _ensure_parent(path: Path, shown: str) -> None:
+    try:
+        path.expanduser().parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatabaseUnavailableError(shown, f"cannot create its folder: {exc}") from exc
+
+
+def _reason(exc: SQLAlchemyError) -> str:
+    original = getattr(exc, "orig", None)
+    return str(original if original is not None else exc).strip().splitlines()[0]
+
+
+def _install_sqlite_listeners(engine: Engine, *, wal: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        # isolation_level None stops pysqlite's implicit BEGINs so ours are the only ones.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+            if wal:
+                cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        mode = connection.get_execution_options().get(SQLITE_BEGIN, "DEFERRED")
+        if mode not in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE"):
+            raise ValueError(f"unknown SQLite BEGIN mode {mode!r}")
+        connection.exec_driver_sql(f"BEGIN {mode}")

@@ -1,0 +1,196 @@
+"""SQLModel tables: bots, tournaments and entrants, matches, seat results, ratings, history."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, DateTime, Double, Index, UniqueConstraint
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+from tournaments.ratings import Rating, TrueSkillSettings
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back timezone-aware (SQLite drops zones)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Convert to UTC before storing; naive values are taken as UTC already."""
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Attach UTC to values the driver returns naive."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class MatchStatus(StrEnum):
+    """Where a match is in its life."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    VOIDED = "voided"
+
+
+class TournamentStatus(StrEnum):
+    """Where a tournament is in its life."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class Bot(SQLModel, table=True):
+    """A registered bot; its token is kept only as a SHA-256 hex digest."""
+
+    __tablename__ = "bots"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True, max_length=64)
+    token_hash: str = Field(unique=True, index=True, max_length=64)
+    command: str | None = Field(default=None)
+    created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+    removed: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class Tournament(SQLModel, table=True):
+    """A game, its options, format, clocks, TrueSkill settings and status."""
+
+    __tablename__ = "tournaments"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str | None = Field(default=None)
+    game: str = Field(index=True)
+    options: dict[str, Any] = Field(default_factory=dict, sa_type=JSON)
+    format: str = Field(default="round_robin")
+    seats: int
+    rounds: int = Field(default=1)
+    tables: int | None = Field(default=None)
+    seed: int = Field(sa_type=BigInteger)
+    clock_ms: int
+    bank_ms: int = Field(default=0)
+    ts_mu: float = Field(sa_type=Double)
+    ts_sigma: float = Field(sa_type=Double)
+    ts_beta: float = Field(sa_type=Double)
+    ts_tau: float = Field(sa_type=Double)
+    ts_draw_probability: float = Field(sa_type=Double)
+    status: str = Field(default=TournamentStatus.PENDING.value, index=True)
+    created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+
+    @property
+    def trueskill(self) -> TrueSkillSettings:
+        """The TrueSkill settings this tournament is rated with."""
+        return TrueSkillSettings(
+            mu=self.ts_mu,
+            sigma=self.ts_sigma,
+            beta=self.ts_beta,
+            tau=self.ts_tau,
+            draw_probability=self.ts_draw_probability,
+        )
+
+
+class TournamentEntrant(SQLModel, table=True):
+    """A bot entered in a tournament, at its position in the entrant list."""
+
+    __tablename__ = "tournament_entrants"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    position: int = Field(primary_key=True)
+    bot_id: int = Field(foreign_key="bots.id", index=True)
+
+
+class Match(SQLModel, table=True):
+    """One scheduled match; a voided match keeps its row and a new attempt is scheduled."""
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "schedule_index", "attempt"),
+        Index("ix_matches_tournament_status", "tournament_id", "status"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    schedule_index: int
+    attempt: int = Field(default=0)
+    round: int
+    table_index: int
+    rotation: int
+    seed: int = Field(sa_type=BigInteger)
+    seats: list[int] = Field(sa_type=JSON)
+    status: str = Field(default=MatchStatus.PENDING.value)
+    result: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    record: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    started: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    finished: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class SeatResult(SQLModel, table=True):
+    """How one seat of a finished match ended, with the rank used for rating."""
+
+    __tablename__ = "seat_results"
+    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    seat: int
+    bot_id: int = Field(foreign_key="bots.id", index=True)
+    score: float = Field(sa_type=Double)
+    rank: int
+    faults: int = Field(default=0)
+    forfeited: bool = Field(default=False)
+
+
+class BotRating(SQLModel, table=True):
+    """A bot's current TrueSkill rating and totals in one game."""
+
+    __tablename__ = "ratings"
+
+    bot_id: int = Field(foreign_key="bots.id", primary_key=True)
+    game: str = Field(primary_key=True)
+    mu: float = Field(sa_type=Double)
+    sigma: float = Field(sa_type=Double)
+    matches: int = Field(default=0)
+    score_sum: float = Field(default=0.0, sa_type=Double)
+    faults: int = Field(default=0)
+
+    @property
+    def rating(self) -> Rating:
+        """The rating as a value object."""
+        return Rating(self.mu, self.sigma)
+
+
+class RatingHistory(SQLModel, table=True):
+    """One rating change: a bot's mu and sigma before and after a rated match."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (
+        UniqueConstraint("match_id", "bot_id"),
+        Index("ix_rating_history_game_bot", "game", "bot_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    bot_id: int = Field(foreign_key="bots.id")
+    game: str
+    match_id: int = Field(foreign_key="matches.id", index=True)
+    mu_before: float = Field(sa_type=Double)
+    sigma_before: float = Field(sa_type=Double)
+    mu_after: float = Field(sa_type=Double)
+    sigma_after: float = Field(sa_type=Double)
