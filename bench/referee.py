@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import grpc  # noqa: E402
-from cardshark.v1 import referee_pb2 as pb  # noqa: E402
 
+from cardshark.v1 import referee_pb2 as pb  # noqa: E402
 from games.registry import get_game  # noqa: E402
 from server import protocol  # noqa: E402
 from server.arena import Arena  # noqa: E402

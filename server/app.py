@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import grpc
-from cardshark.v1 import referee_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from cardshark.v1 import admin_pb2, referee_pb2
 from server.hub import BotHub
 from server.service import SERVICE_NAME, Authenticator, RefereeService
 
@@ -29,19 +30,28 @@ class RunningServer:
         await self.server.stop(grace)
 
 
+ServiceAdder = Callable[[grpc.aio.Server], None]
+
+
 async def start_server(
-    authenticate: Authenticator, host: str = "127.0.0.1", port: int = 0
+    authenticate: Authenticator,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    services: Sequence[ServiceAdder] = (),
 ) -> RunningServer:
-    """Bind host:port (0 = a free port) and start serving."""
+    """Bind host:port (0 = a free port) and start serving (plus any extra services)."""
     hub = BotHub()
     server = grpc.aio.server(
         options=[("grpc.so_reuseport", 0), ("grpc.keepalive_permit_without_calls", 1)]
     )
     server.add_generic_rpc_handlers((RefereeService(hub, authenticate, VERSION).handler(),))
+    for add in services:
+        add(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = (
         referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
+        admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )

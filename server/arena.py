@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from games.registry import get_game
-from server.app import RunningServer, start_server
+from server.app import RunningServer, ServiceAdder, start_server
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.records import ClockSettings, MatchRecord
@@ -27,8 +27,10 @@ class Arena:
         host: str = "127.0.0.1",
         port: int = 0,
         authenticate: Authenticator | None = None,
+        services: Sequence[ServiceAdder] = (),
     ):
         self.log_dir = Path(log_dir)
+        self.services = list(services)
         self.fallback_auth = authenticate
         self.host = host
         self.port = port
@@ -45,7 +47,7 @@ class Arena:
 
     async def start(self) -> None:
         """Start the server."""
-        self.running = await start_server(self.authenticate, self.host, self.port)
+        self.running = await start_server(self.authenticate, self.host, self.port, self.services)
 
     def authenticate(self, token: str) -> BotIdentity | None:
         """The bot a token belongs to: session tokens first, then the fallback (the database)."""
@@ -98,6 +100,11 @@ class Arena:
     def identity(self, token: str) -> BotIdentity:
         """The bot registered with token."""
         return self.tokens[token]
+
+    async def stop_bots(self, bots: Sequence[ManagedBot]) -> None:
+        """Stop some managed bots (e.g. a finished tournament's) and forget them."""
+        await asyncio.gather(*(bot.stop() for bot in bots), return_exceptions=True)
+        self.managed = [b for b in self.managed if b not in bots]
 
     async def close(self) -> None:
         """Stop every managed bot, then the server."""

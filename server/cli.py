@@ -445,22 +445,34 @@ def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) 
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 50051,
+    admin_token: Annotated[
+        str | None,
+        typer.Option(envvar="CARDSHARK_ADMIN_TOKEN", help="Enables the Admin service."),
+    ] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where managed bots' stderr goes.")] = Path("logs"),
     db: DbOption = None,
 ) -> None:
-    """Run the referee server: registered bots connect with their tokens."""
-    from server.app import start_server
+    """Run the referee server: bots connect with their tokens; tools use the Admin service."""
+    from server.admin import AdminService
+    from server.arena import Arena
     from server.tournament_runner import database_authenticator
 
     async def main() -> None:
-        running = await start_server(database_authenticator(store), host, port)
-        console.print(f"cardshark serving on {running.address} (Ctrl-C stops)")
-        await running.server.wait_for_termination()
+        arena = Arena(log_dir, host, port, database_authenticator(store))
+        arena.services.append(AdminService(store, arena, admin_token).add_to)
+        async with arena:
+            admin = "on" if admin_token else "off (no --admin-token)"
+            console.print(f"cardshark serving on {arena.address}; admin service {admin}")
+            assert arena.running is not None
+            await arena.running.server.wait_for_termination()
 
     with open_store(db) as store:
         try:
             asyncio.run(main())
         except OSError as exc:
             fail(f"cannot serve on {host}:{port}: {exc}")
+        except KeyboardInterrupt:
+            console.print("stopped")
 
 
 DEMO_BOTS = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cardshark.v1 import referee_pb2 as pb
 from google.protobuf import struct_pb2
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
 
 PROTOCOL_VERSION = 1
@@ -18,7 +18,7 @@ _SCALAR, _REPEATED, _MESSAGE, _MESSAGES = range(4)
 _PLANS: dict[str, dict[str, int]] = {}
 
 
-def _plan(descriptor: Descriptor) -> dict[str, int]:
+def _plan(descriptor: Any) -> dict[str, int]:
     plan = _PLANS.get(descriptor.full_name)
     if plan is None:
         plan = {}

@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import grpc
-from cardshark.v1 import referee_pb2 as pb
 from google.protobuf.message import DecodeError
 
+from cardshark.v1 import referee_pb2 as pb
 from server import protocol
 from server.hub import BotHub, BotIdentity, BotSession
 

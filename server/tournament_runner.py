@@ -57,13 +57,31 @@ async def run_tournament(
     log_dir: Path | str = "logs",
     on_progress: ProgressCallback | None = None,
     clock: ClockSettings | None = None,
+    arena: Arena | None = None,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
     Results are committed in schedule order (a match that finishes early waits for the ones
     before it), each with its rating update in one transaction, so a kill at any moment loses
-    at most the matches in flight, and those are played again on resume.
+    at most the matches in flight, and those are played again on resume. Without an arena,
+    a server is started on `port` for the tournament's length.
     """
+    if arena is not None:
+        return await _run(store, tournament_id, arena, concurrency, log_dir, on_progress, clock)
+    own = Arena(log_dir=log_dir, port=port, authenticate=database_authenticator(store))
+    async with own:
+        return await _run(store, tournament_id, own, concurrency, log_dir, on_progress, clock)
+
+
+async def _run(
+    store: Store,
+    tournament_id: int,
+    arena: Arena,
+    concurrency: int,
+    log_dir: Path | str,
+    on_progress: ProgressCallback | None,
+    clock: ClockSettings | None,
+) -> int:
     tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
     entrants = await asyncio.to_thread(store.tournament_entrants, tournament_id)
     pending = await asyncio.to_thread(store.pending_matches, tournament_id)
@@ -76,38 +94,34 @@ async def run_tournament(
     committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
         [m.schedule_index for m in pending], lambda finished: _record(store, finished)
     )
-    done = 0
-    log_path = Path(log_dir) / f"tournament-{tournament_id}"
-    async with Arena(
-        log_dir=log_path, port=port, authenticate=database_authenticator(store)
-    ) as arena:
+    arena.log_dir = Path(log_dir) / f"tournament-{tournament_id}"
+    spawned = []
+    limit = asyncio.Semaphore(max(1, concurrency))
+
+    async def play(match: Match) -> None:
+        async with limit:
+            record = await play_until_not_voided(store, arena, match, identities, settings)
+        outcomes = tuple(
+            SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
+            for seat, score in enumerate(record.scores)
+        )
+        finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
+        await asyncio.to_thread(committer.finish, match.schedule_index, finished)
+        if on_progress is not None:
+            on_progress(Progress(already + committer.committed, total, record))
+
+    tasks: list[asyncio.Task[None]] = []
+    try:
         for bot in entrants:
             if bot.command and bot.id is not None:
                 token = arena.register(bot.name, secrets.token_urlsafe(24), str(bot.id))
-                await arena.spawn(bot.name, bot.command, token)
-        limit = asyncio.Semaphore(max(1, concurrency))
-
-        async def play(match: Match) -> None:
-            nonlocal done
-            async with limit:
-                record = await play_until_not_voided(store, arena, match, identities, settings)
-            assert record.match_id is not None
-            outcomes = tuple(
-                SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
-                for seat, score in enumerate(record.scores)
-            )
-            finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
-            await asyncio.to_thread(committer.finish, match.schedule_index, finished)
-            done += 1
-            if on_progress is not None:
-                on_progress(Progress(already + committer.committed, total, record))
-
+                spawned.append(await arena.spawn(bot.name, bot.command, token))
         tasks = [asyncio.create_task(play(m)) for m in pending]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await arena.stop_bots(spawned)
     return committer.committed
 
 

@@ -7,9 +7,9 @@ import random
 from pathlib import Path
 
 import pytest
+
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot import BotClient
-
 from games.registry import all_games, get_game
 from server.arena import Arena
 from server.records import ClockSettings, MatchRecord

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 import grpc
+
 from cardshark.v1 import referee_pb2 as pb
 from cardshark.v1 import referee_pb2_grpc
 

@@ -13,6 +13,7 @@ import random
 import sys
 
 import grpc
+
 from cardshark.v1 import referee_pb2 as pb
 
 MODE = sys.argv[1]
