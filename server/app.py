@@ -56,7 +56,10 @@ async def start_server(
         reflection.SERVICE_NAME,
     )
     reflection.enable_server_reflection(names, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError as exc:  # grpc reports a busy or bad address this way
+        raise OSError(f"cannot bind {host}:{port} (in use or not an address here)") from exc
     if bound == 0:
         raise OSError(f"cannot bind {host}:{port}")
     await server.start()
