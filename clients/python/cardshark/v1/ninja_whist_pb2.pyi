@@ -7,12 +7,12 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class NinjaWhistView(_message.Message):
-    __slots__ = ("seat", "dealer", "hand_number", "rounds", "hand_size", "hand", "turned", "trump", "phase", "bids", "forbidden_bid", "leader", "trick", "tricks", "tricks_won", "play_areas", "score_areas", "score_tokens", "stock_size", "pending_card", "pending_tokens", "scores", "to_act")
+    __slots__ = ("seat", "dealer", "hand_number", "rounds", "cards_dealt", "hand", "turned", "trump", "phase", "bids", "forbidden_bid", "leader", "trick", "tricks", "tricks_won", "play_areas", "score_areas", "score_tokens", "stock_size", "pending_card", "pending_tokens", "scores", "to_act")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
-    HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    CARDS_DEALT_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
     TURNED_FIELD_NUMBER: _ClassVar[int]
     TRUMP_FIELD_NUMBER: _ClassVar[int]
@@ -35,7 +35,7 @@ class NinjaWhistView(_message.Message):
     dealer: int
     hand_number: int
     rounds: int
-    hand_size: int
+    cards_dealt: int
     hand: _containers.RepeatedScalarFieldContainer[str]
     turned: str
     trump: str
@@ -54,7 +54,7 @@ class NinjaWhistView(_message.Message):
     pending_tokens: _containers.RepeatedScalarFieldContainer[str]
     scores: _containers.RepeatedScalarFieldContainer[int]
     to_act: int
-    def __init__(self, seat: _Optional[int] = ..., dealer: _Optional[int] = ..., hand_number: _Optional[int] = ..., rounds: _Optional[int] = ..., hand_size: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., turned: _Optional[str] = ..., trump: _Optional[str] = ..., phase: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., forbidden_bid: _Optional[int] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[_Union[NinjaWhistPlay, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[NinjaWhistTrick, _Mapping]]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., play_areas: _Optional[_Iterable[_Union[NinjaWhistTokenArea, _Mapping]]] = ..., score_areas: _Optional[_Iterable[_Union[NinjaWhistTokenArea, _Mapping]]] = ..., score_tokens: _Optional[_Iterable[int]] = ..., stock_size: _Optional[int] = ..., pending_card: _Optional[str] = ..., pending_tokens: _Optional[_Iterable[str]] = ..., scores: _Optional[_Iterable[int]] = ..., to_act: _Optional[int] = ...) -> None: ...
+    def __init__(self, seat: _Optional[int] = ..., dealer: _Optional[int] = ..., hand_number: _Optional[int] = ..., rounds: _Optional[int] = ..., cards_dealt: _Optional[int] = ..., hand: _Optional[_Iterable[str]] = ..., turned: _Optional[str] = ..., trump: _Optional[str] = ..., phase: _Optional[str] = ..., bids: _Optional[_Iterable[int]] = ..., forbidden_bid: _Optional[int] = ..., leader: _Optional[int] = ..., trick: _Optional[_Iterable[_Union[NinjaWhistPlay, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[NinjaWhistTrick, _Mapping]]] = ..., tricks_won: _Optional[_Iterable[int]] = ..., play_areas: _Optional[_Iterable[_Union[NinjaWhistTokenArea, _Mapping]]] = ..., score_areas: _Optional[_Iterable[_Union[NinjaWhistTokenArea, _Mapping]]] = ..., score_tokens: _Optional[_Iterable[int]] = ..., stock_size: _Optional[int] = ..., pending_card: _Optional[str] = ..., pending_tokens: _Optional[_Iterable[str]] = ..., scores: _Optional[_Iterable[int]] = ..., to_act: _Optional[int] = ...) -> None: ...
 
 class NinjaWhistPlay(_message.Message):
     __slots__ = ("seat", "card", "tokens", "boost")

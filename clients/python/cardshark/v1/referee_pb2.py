@@ -23,45 +23,46 @@ _sym_db = _symbol_database.Default()
 
 
 from cardshark.v1 import kansas_city_pb2 as cardshark_dot_v1_dot_kansas__city__pb2
+from cardshark.v1 import kill_pb2 as cardshark_dot_v1_dot_kill__pb2
 from cardshark.v1 import knaves_pb2 as cardshark_dot_v1_dot_knaves__pb2
 from cardshark.v1 import knives_pb2 as cardshark_dot_v1_dot_knives__pb2
 from cardshark.v1 import ninja_whist_pb2 as cardshark_dot_v1_dot_ninja__whist__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdshark/v1/referee.proto\x12\x0c\x63\x61rdshark.v1\x1a\x1e\x63\x61rdshark/v1/kansas_city.proto\x1a\x19\x63\x61rdshark/v1/knaves.proto\x1a\x19\x63\x61rdshark/v1/knives.proto\x1a\x1e\x63\x61rdshark/v1/ninja_whist.proto\x1a\x1cgoogle/protobuf/struct.proto\"f\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.cardshark.v1.HelloH\x00\x12*\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.cardshark.v1.DecisionH\x00\x42\x06\n\x04kind\"Q\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\x12\r\n\x05games\x18\x04 \x03(\t\"_\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\t\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x07\n\x05_seat\"\xb6\x02\n\x0eRefereeMessage\x12(\n\x07welcome\x18\x01 \x01(\x0b\x32\x15.cardshark.v1.WelcomeH\x00\x12\x30\n\x07request\x18\x02 \x01(\x0b\x32\x1d.cardshark.v1.DecisionRequestH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.cardshark.v1.MatchStartedH\x00\x12-\n\nhand_ended\x18\x04 \x01(\x0b\x32\x17.cardshark.v1.HandEndedH\x00\x12/\n\x0bmatch_ended\x18\x05 \x01(\x0b\x32\x18.cardshark.v1.MatchEndedH\x00\x12+\n\x05\x66\x61ult\x18\x06 \x01(\x0b\x32\x1a.cardshark.v1.FaultChargedH\x00\x42\x06\n\x04kind\"M\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\x05\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\"\x98\x01\n\x06\x41\x63tion\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x0c\n\x04suit\x18\x05 \x01(\t\x12\x13\n\x06number\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\x04seat\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\r\n\x05token\x18\x08 \x01(\tB\t\n\x07_numberB\x07\n\x05_seat\")\n\x05\x43lock\x12\x0f\n\x07move_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\xee\x02\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x05\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04game\x18\x04 \x01(\t\x12+\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x14.cardshark.v1.Action\x12\"\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x13.cardshark.v1.Clock\x12*\n\x06knaves\x18\n \x01(\x0b\x32\x18.cardshark.v1.KnavesViewH\x00\x12\x33\n\x0bkansas_city\x18\x0b \x01(\x0b\x32\x1c.cardshark.v1.KansasCityViewH\x00\x12*\n\x06knives\x18\x0c \x01(\x0b\x32\x18.cardshark.v1.KnivesViewH\x00\x12\x33\n\x0bninja_whist\x18\x0e \x01(\x0b\x32\x1c.cardshark.v1.NinjaWhistViewH\x00\x42\x06\n\x04view\"*\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\"\xb1\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12%\n\x05seats\x18\x05 \x03(\x0b\x32\x16.cardshark.v1.SeatInfo\x12\"\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x13.cardshark.v1.Clock\"k\n\tHandEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bhand_number\x18\x02 \x01(\x05\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\'\n\x06record\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"p\n\nMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06scores\x18\x02 \x03(\x05\x12\r\n\x05ranks\x18\x03 \x03(\x05\x12\x11\n\tforfeited\x18\x04 \x03(\x08\x12\x0e\n\x06voided\x18\x05 \x01(\x08\x12\x0e\n\x06reason\x18\x06 \x01(\t\"\x9f\x01\n\x0c\x46\x61ultCharged\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\x05\x12\x1a\n\x12\x66\x61llback_action_id\x18\x06 \x01(\t\x12\x0e\n\x06\x66\x61ults\x18\x07 \x01(\x05\x12\x11\n\tforfeited\x18\x08 \x01(\x08\x32M\n\x07Referee\x12\x42\n\x04Play\x12\x18.cardshark.v1.BotMessage\x1a\x1c.cardshark.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x63\x61rdshark/v1/referee.proto\x12\x0c\x63\x61rdshark.v1\x1a\x1e\x63\x61rdshark/v1/kansas_city.proto\x1a\x17\x63\x61rdshark/v1/kill.proto\x1a\x19\x63\x61rdshark/v1/knaves.proto\x1a\x19\x63\x61rdshark/v1/knives.proto\x1a\x1e\x63\x61rdshark/v1/ninja_whist.proto\x1a\x1cgoogle/protobuf/struct.proto\"f\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.cardshark.v1.HelloH\x00\x12*\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.cardshark.v1.DecisionH\x00\x42\x06\n\x04kind\"Q\n\x05Hello\x12\r\n\x05token\x18\x01 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\x12\x18\n\x10protocol_version\x18\x03 \x01(\x05\x12\r\n\x05games\x18\x04 \x03(\t\"_\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\t\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x07\n\x05_seat\"\xb6\x02\n\x0eRefereeMessage\x12(\n\x07welcome\x18\x01 \x01(\x0b\x32\x15.cardshark.v1.WelcomeH\x00\x12\x30\n\x07request\x18\x02 \x01(\x0b\x32\x1d.cardshark.v1.DecisionRequestH\x00\x12\x33\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1a.cardshark.v1.MatchStartedH\x00\x12-\n\nhand_ended\x18\x04 \x01(\x0b\x32\x17.cardshark.v1.HandEndedH\x00\x12/\n\x0bmatch_ended\x18\x05 \x01(\x0b\x32\x18.cardshark.v1.MatchEndedH\x00\x12+\n\x05\x66\x61ult\x18\x06 \x01(\x0b\x32\x1a.cardshark.v1.FaultChargedH\x00\x42\x06\n\x04kind\"M\n\x07Welcome\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\x18\n\x10protocol_version\x18\x02 \x01(\x05\x12\x16\n\x0eserver_version\x18\x03 \x01(\t\"\x98\x01\n\x06\x41\x63tion\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0c\n\x04\x63\x61rd\x18\x03 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\x12\x0c\n\x04suit\x18\x05 \x01(\t\x12\x13\n\x06number\x18\x06 \x01(\x05H\x00\x88\x01\x01\x12\x11\n\x04seat\x18\x07 \x01(\x05H\x01\x88\x01\x01\x12\r\n\x05token\x18\x08 \x01(\tB\t\n\x07_numberB\x07\n\x05_seat\")\n\x05\x43lock\x12\x0f\n\x07move_ms\x18\x01 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x02 \x01(\x05\"\x96\x03\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\x05\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0c\n\x04game\x18\x04 \x01(\t\x12+\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x14.cardshark.v1.Action\x12\"\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x13.cardshark.v1.Clock\x12*\n\x06knaves\x18\n \x01(\x0b\x32\x18.cardshark.v1.KnavesViewH\x00\x12\x33\n\x0bkansas_city\x18\x0b \x01(\x0b\x32\x1c.cardshark.v1.KansasCityViewH\x00\x12*\n\x06knives\x18\x0c \x01(\x0b\x32\x18.cardshark.v1.KnivesViewH\x00\x12&\n\x04kill\x18\r \x01(\x0b\x32\x16.cardshark.v1.KillViewH\x00\x12\x33\n\x0bninja_whist\x18\x0e \x01(\x0b\x32\x1c.cardshark.v1.NinjaWhistViewH\x00\x42\x06\n\x04view\"*\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x10\n\x08\x62ot_name\x18\x02 \x01(\t\"\xb1\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12(\n\x07options\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12%\n\x05seats\x18\x05 \x03(\x0b\x32\x16.cardshark.v1.SeatInfo\x12\"\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x13.cardshark.v1.Clock\"k\n\tHandEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0bhand_number\x18\x02 \x01(\x05\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\'\n\x06record\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\"p\n\nMatchEnded\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06scores\x18\x02 \x03(\x05\x12\r\n\x05ranks\x18\x03 \x03(\x05\x12\x11\n\tforfeited\x18\x04 \x03(\x08\x12\x0e\n\x06voided\x18\x05 \x01(\x08\x12\x0e\n\x06reason\x18\x06 \x01(\t\"\x9f\x01\n\x0c\x46\x61ultCharged\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04kind\x18\x03 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\x12\x12\n\nrequest_id\x18\x05 \x01(\x05\x12\x1a\n\x12\x66\x61llback_action_id\x18\x06 \x01(\t\x12\x0e\n\x06\x66\x61ults\x18\x07 \x01(\x05\x12\x11\n\tforfeited\x18\x08 \x01(\x08\x32M\n\x07Referee\x12\x42\n\x04Play\x12\x18.cardshark.v1.BotMessage\x1a\x1c.cardshark.v1.RefereeMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardshark.v1.referee_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_BOTMESSAGE']._serialized_start=192
-  _globals['_BOTMESSAGE']._serialized_end=294
-  _globals['_HELLO']._serialized_start=296
-  _globals['_HELLO']._serialized_end=377
-  _globals['_DECISION']._serialized_start=379
-  _globals['_DECISION']._serialized_end=474
-  _globals['_REFEREEMESSAGE']._serialized_start=477
-  _globals['_REFEREEMESSAGE']._serialized_end=787
-  _globals['_WELCOME']._serialized_start=789
-  _globals['_WELCOME']._serialized_end=866
-  _globals['_ACTION']._serialized_start=869
-  _globals['_ACTION']._serialized_end=1021
-  _globals['_CLOCK']._serialized_start=1023
-  _globals['_CLOCK']._serialized_end=1064
-  _globals['_DECISIONREQUEST']._serialized_start=1067
-  _globals['_DECISIONREQUEST']._serialized_end=1433
-  _globals['_SEATINFO']._serialized_start=1435
-  _globals['_SEATINFO']._serialized_end=1477
-  _globals['_MATCHSTARTED']._serialized_start=1480
-  _globals['_MATCHSTARTED']._serialized_end=1657
-  _globals['_HANDENDED']._serialized_start=1659
-  _globals['_HANDENDED']._serialized_end=1766
-  _globals['_MATCHENDED']._serialized_start=1768
-  _globals['_MATCHENDED']._serialized_end=1880
-  _globals['_FAULTCHARGED']._serialized_start=1883
-  _globals['_FAULTCHARGED']._serialized_end=2042
-  _globals['_REFEREE']._serialized_start=2044
-  _globals['_REFEREE']._serialized_end=2121
+  _globals['_BOTMESSAGE']._serialized_start=217
+  _globals['_BOTMESSAGE']._serialized_end=319
+  _globals['_HELLO']._serialized_start=321
+  _globals['_HELLO']._serialized_end=402
+  _globals['_DECISION']._serialized_start=404
+  _globals['_DECISION']._serialized_end=499
+  _globals['_REFEREEMESSAGE']._serialized_start=502
+  _globals['_REFEREEMESSAGE']._serialized_end=812
+  _globals['_WELCOME']._serialized_start=814
+  _globals['_WELCOME']._serialized_end=891
+  _globals['_ACTION']._serialized_start=894
+  _globals['_ACTION']._serialized_end=1046
+  _globals['_CLOCK']._serialized_start=1048
+  _globals['_CLOCK']._serialized_end=1089
+  _globals['_DECISIONREQUEST']._serialized_start=1092
+  _globals['_DECISIONREQUEST']._serialized_end=1498
+  _globals['_SEATINFO']._serialized_start=1500
+  _globals['_SEATINFO']._serialized_end=1542
+  _globals['_MATCHSTARTED']._serialized_start=1545
+  _globals['_MATCHSTARTED']._serialized_end=1722
+  _globals['_HANDENDED']._serialized_start=1724
+  _globals['_HANDENDED']._serialized_end=1831
+  _globals['_MATCHENDED']._serialized_start=1833
+  _globals['_MATCHENDED']._serialized_end=1945
+  _globals['_FAULTCHARGED']._serialized_start=1948
+  _globals['_FAULTCHARGED']._serialized_end=2107
+  _globals['_REFEREE']._serialized_start=2109
+  _globals['_REFEREE']._serialized_end=2186
 # @@protoc_insertion_point(module_scope)

@@ -1,4 +1,5 @@
 from cardshark.v1 import kansas_city_pb2 as _kansas_city_pb2
+from cardshark.v1 import kill_pb2 as _kill_pb2
 from cardshark.v1 import knaves_pb2 as _knaves_pb2
 from cardshark.v1 import knives_pb2 as _knives_pb2
 from cardshark.v1 import ninja_whist_pb2 as _ninja_whist_pb2
@@ -98,7 +99,7 @@ class Clock(_message.Message):
     def __init__(self, move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "game", "legal_actions", "clock", "knaves", "kansas_city", "knives", "ninja_whist")
+    __slots__ = ("request_id", "match_id", "seat", "game", "legal_actions", "clock", "knaves", "kansas_city", "knives", "kill", "ninja_whist")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -108,6 +109,7 @@ class DecisionRequest(_message.Message):
     KNAVES_FIELD_NUMBER: _ClassVar[int]
     KANSAS_CITY_FIELD_NUMBER: _ClassVar[int]
     KNIVES_FIELD_NUMBER: _ClassVar[int]
+    KILL_FIELD_NUMBER: _ClassVar[int]
     NINJA_WHIST_FIELD_NUMBER: _ClassVar[int]
     request_id: int
     match_id: str
@@ -118,8 +120,9 @@ class DecisionRequest(_message.Message):
     knaves: _knaves_pb2.KnavesView
     kansas_city: _kansas_city_pb2.KansasCityView
     knives: _knives_pb2.KnivesView
+    kill: _kill_pb2.KillView
     ninja_whist: _ninja_whist_pb2.NinjaWhistView
-    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., knaves: _Optional[_Union[_knaves_pb2.KnavesView, _Mapping]] = ..., kansas_city: _Optional[_Union[_kansas_city_pb2.KansasCityView, _Mapping]] = ..., knives: _Optional[_Union[_knives_pb2.KnivesView, _Mapping]] = ..., ninja_whist: _Optional[_Union[_ninja_whist_pb2.NinjaWhistView, _Mapping]] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., knaves: _Optional[_Union[_knaves_pb2.KnavesView, _Mapping]] = ..., kansas_city: _Optional[_Union[_kansas_city_pb2.KansasCityView, _Mapping]] = ..., knives: _Optional[_Union[_knives_pb2.KnivesView, _Mapping]] = ..., kill: _Optional[_Union[_kill_pb2.KillView, _Mapping]] = ..., ninja_whist: _Optional[_Union[_ninja_whist_pb2.NinjaWhistView, _Mapping]] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
     __slots__ = ("seat", "bot_name")
