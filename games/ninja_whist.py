@@ -414,7 +414,7 @@ class NinjaWhist(Game[NinjaWhistState]):
             "dealer": state.dealer,
             "hand_number": state.round_index,
             "rounds": len(state.sizes),
-            "hand_size": state.hand_size,
+            "cards_dealt": state.hand_size,
             "hand": list(state.hands[seat]),
             "turned": state.turned,
             "trump": SUIT_NAMES.get(state.trump, "none"),
