@@ -505,9 +505,28 @@ def demo(
         show_rankings(store, "knaves")
 
 
+@app.command(
+    "bridge",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def bridge(ctx: typer.Context) -> None:
+    """Play a bot without gRPC: cardshark bridge [--server S] [--token T] -- COMMAND...
+
+    The bot process speaks JSON lines (protobuf's JSON mapping) on stdin/stdout.
+    """
+    from cardshark_bot.bridge import bridge_main
+
+    raise typer.Exit(bridge_main(list(ctx.args)))
+
+
 def main() -> None:
     """Entry point of the cardshark command."""
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    if sys.argv[1:2] == ["bridge"]:
+        from cardshark_bot.bridge import bridge_main
+
+        # argv as typed, "--" included, so the bot's own options never reach click
+        raise SystemExit(bridge_main(sys.argv[2:]))
     app()
 
 

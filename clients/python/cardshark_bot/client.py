@@ -20,7 +20,8 @@ log = logging.getLogger("cardshark_bot")
 PROTOCOL_VERSION = 1
 DEFAULT_SERVER = "127.0.0.1:50051"
 
-Decide = Callable[[pb.DecisionRequest], "str | Awaitable[str]"]
+Answer = str | pb.Decision  # an action id, or a whole Decision sent as given
+Decide = Callable[[pb.DecisionRequest], "Answer | Awaitable[Answer]"]
 EventHandler = Callable[[pb.RefereeMessage], None]
 
 
@@ -50,6 +51,7 @@ class BotClient:
         self.on_event = on_event
         self.reconnect_s = reconnect_s
         self.welcome: pb.Welcome | None = None
+        self._outbox: asyncio.Queue[pb.BotMessage | None] | None = None
 
     async def run(self) -> None:
         """Serve until the server is gone for longer than reconnect_s (or refuses the bot)."""
@@ -89,6 +91,7 @@ class BotClient:
                 yield msg
 
         tasks: set[asyncio.Task[None]] = set()
+        self._outbox = outbox
         async with grpc.aio.insecure_channel(self.server) as channel:
             stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(outgoing())
@@ -109,6 +112,8 @@ class BotClient:
                     if kind != "request" and self.on_event is not None:
                         self.on_event(msg)
             finally:
+                if self._outbox is outbox:
+                    self._outbox = None
                 outbox.put_nowait(None)
                 for task in tasks:
                     task.cancel()
@@ -116,16 +121,26 @@ class BotClient:
     async def _finish(
         self,
         request: pb.DecisionRequest,
-        answer: Awaitable[str],
+        answer: Awaitable[Answer],
         outbox: asyncio.Queue[pb.BotMessage | None],
     ) -> None:
         self._send(request, await answer, outbox)
 
+    def send(self, decision: pb.Decision) -> bool:
+        """Send a Decision as given on the current stream; False when there is none."""
+        if self._outbox is None:
+            return False
+        self._outbox.put_nowait(pb.BotMessage(decision=decision))
+        return True
+
     @staticmethod
     def _send(
-        request: pb.DecisionRequest, answer: str, outbox: asyncio.Queue[pb.BotMessage | None]
+        request: pb.DecisionRequest, answer: Answer, outbox: asyncio.Queue[pb.BotMessage | None]
     ) -> None:
-        decision = pb.Decision(request_id=request.request_id, action_id=str(answer))
+        if isinstance(answer, pb.Decision):
+            decision = answer
+        else:
+            decision = pb.Decision(request_id=request.request_id, action_id=str(answer))
         outbox.put_nowait(pb.BotMessage(decision=decision))
 
 

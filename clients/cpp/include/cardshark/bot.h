@@ -1,0 +1,82 @@
+// The cardshark C++ bot kit: write one function from a DecisionRequest to an action id.
+//
+//   #include "cardshark/bot.h"
+//   int main(int argc, char** argv) {
+//     return cardshark::run_bot(
+//         [](const cardshark::v1::DecisionRequest& r) { return r.legal_actions(0).id(); },
+//         argc, argv, "first-legal");
+//   }
+//
+// The client connects, says Hello, answers every request with its request id and
+// reconnects with backoff after a lost stream. The messages are the generated ones of
+// proto/cardshark/v1 (cardshark/v1/referee.pb.h): request.knaves(), request.legal_actions()…
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cardshark/v1/referee.grpc.pb.h"
+#include "cardshark/v1/referee.pb.h"
+
+namespace cardshark {
+
+constexpr int kProtocolVersion = 1;
+constexpr const char* kDefaultServer = "127.0.0.1:50051";
+
+// decide returns the id of one of request.legal_actions().
+using Decide = std::function<std::string(const v1::DecisionRequest& request)>;
+// An event: welcome, match_started, hand_ended, match_ended or fault.
+using EventHandler = std::function<void(const v1::RefereeMessage& event)>;
+
+struct Options {
+  std::string server = kDefaultServer;
+  std::string token;
+  std::string name;
+  std::vector<std::string> games;  // empty: every game
+  EventHandler on_event;
+  int reconnect_ms = 30000;  // give up when the server is gone this long
+};
+
+// The server refused the bot (bad token or protocol version); retrying will not help.
+class BotRefused : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// --server HOST:PORT / --token TOKEN, else CARDSHARK_SERVER / CARDSHARK_TOKEN, else defaults.
+// Throws std::invalid_argument on an unknown flag.
+Options options_from_args(int argc, char** argv);
+
+// A bot's connection to a cardshark server.
+class BotClient {
+ public:
+  BotClient(Decide decide, Options options);
+
+  // Serve until the server is gone for longer than reconnect_ms; throws BotRefused.
+  void run();
+
+  // The Hello sent first on every stream.
+  v1::BotMessage hello() const;
+
+  // The Welcome of the last accepted stream.
+  const v1::Welcome& welcome() const { return welcome_; }
+
+ private:
+  bool serve_once();  // true once the stream was welcomed
+
+  Decide decide_;
+  Options options_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Referee::Stub> stub_;
+  v1::Welcome welcome_;
+};
+
+// main() in one call: options from argv and the environment, run, and an exit code
+// (0 when the server went away, 2 when refused or misconfigured).
+int run_bot(Decide decide, int argc, char** argv, const std::string& name = "",
+            EventHandler on_event = nullptr);
+
+}  // namespace cardshark

@@ -1,0 +1,235 @@
+'use strict';
+// The cardshark bot kit for Node.js: write one function from a DecisionRequest to an action id.
+//
+// The protocol is loaded at run time from every .proto file in proto/cardshark/v1 (the
+// repository's ../../proto, or CARDSHARK_PROTO_DIR), so a new game's view needs no rebuild.
+// Messages are plain objects with the .proto field names (request_id, legal_actions, ...);
+// a oneof's set member is named by a virtual field (msg.kind === 'request', request.view).
+
+const fs = require('node:fs');
+const path = require('node:path');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const PROTOCOL_VERSION = 1;
+const DEFAULT_SERVER = '127.0.0.1:50051';
+const DEFAULT_PROTO_DIR = path.resolve(__dirname, '..', '..', '..', 'proto');
+const PACKAGE_DIR = path.join('cardshark', 'v1');
+const LOADER_OPTIONS = {
+  keepCase: true, // field names as in the .proto files: request_id, legal_actions
+  longs: String,
+  enums: String,
+  defaults: true,
+  arrays: true,
+  oneofs: true, // msg.kind names the set member of the oneof `kind`
+};
+
+/** The server refused the bot (bad token or protocol version); retrying will not help. */
+class BotRefused extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'BotRefused';
+  }
+}
+
+/** Every .proto file of the protocol, relative to protoDir, sorted. */
+function protoFiles(protoDir = defaultProtoDir()) {
+  const dir = path.join(protoDir, PACKAGE_DIR);
+  let names;
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    throw new Error(`cannot read the protocol in ${dir} (set CARDSHARK_PROTO_DIR): ${err.message}`);
+  }
+  const files = names.filter((n) => n.endsWith('.proto')).sort();
+  if (files.length === 0) throw new Error(`no .proto files in ${dir}`);
+  return files.map((n) => path.posix.join('cardshark', 'v1', n));
+}
+
+function defaultProtoDir() {
+  return process.env.CARDSHARK_PROTO_DIR || DEFAULT_PROTO_DIR;
+}
+
+/** Load the whole protocol; returns the package object cardshark.v1 (with its Referee client). */
+function loadProtocol(protoDir = defaultProtoDir()) {
+  const definition = protoLoader.loadSync(protoFiles(protoDir), {
+    ...LOADER_OPTIONS,
+    includeDirs: [protoDir],
+  });
+  return grpc.loadPackageDefinition(definition).cardshark.v1;
+}
+
+function backoffMs(attempt) {
+  return Math.min(50 * 2 ** attempt, 1000);
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A bot's connection to a cardshark server. */
+class BotClient {
+  /**
+   * @param {(request: object) => string | Promise<string>} decide returns a legal action id
+   * @param {object} options server, token, name, games, onEvent(msg), reconnectMs, protoDir, log
+   */
+  constructor(decide, options = {}) {
+    if (typeof decide !== 'function') throw new TypeError('decide must be a function');
+    if (!options.token) throw new TypeError('a token is required (see `cardshark bot add`)');
+    this.decide = decide;
+    this.server = options.server || DEFAULT_SERVER;
+    this.token = options.token;
+    this.name = options.name || '';
+    this.games = options.games || [];
+    this.onEvent = options.onEvent || null;
+    this.reconnectMs = options.reconnectMs ?? 30000;
+    this.log = options.log || (process.env.CARDSHARK_DEBUG ? (m) => console.error(m) : () => {});
+    this.protocol = loadProtocol(options.protoDir);
+    this.welcome = null;
+    this.call = null;
+    this.stopped = false;
+  }
+
+  /** The Hello this bot sends first on every stream. */
+  hello() {
+    return {
+      hello: {
+        token: this.token,
+        bot_name: this.name,
+        protocol_version: PROTOCOL_VERSION,
+        games: [...this.games],
+      },
+    };
+  }
+
+  /** Serve until stop(), or until the server is gone for longer than reconnectMs. */
+  async run() {
+    const stub = new this.protocol.Referee(this.server, grpc.credentials.createInsecure());
+    let lostAt = null;
+    let attempt = 0;
+    try {
+      while (!this.stopped) {
+        const served = await this.serveOnce(stub);
+        if (this.stopped) break;
+        if (served.welcomed) {
+          lostAt = null;
+          attempt = 0;
+        }
+        this.log(`cardshark: stream ended (${served.reason}); reconnecting`);
+        const now = Date.now();
+        lostAt = lostAt ?? now;
+        if (now - lostAt > this.reconnectMs) {
+          this.log(`cardshark: server gone for ${Math.round((now - lostAt) / 1000)} s; stopping`);
+          break;
+        }
+        await sleep(backoffMs(attempt++));
+      }
+    } finally {
+      stub.close();
+    }
+  }
+
+  /** End the current stream and make run() return. */
+  stop() {
+    this.stopped = true;
+    if (this.call) this.call.cancel();
+  }
+
+  /** One stream: resolves with {welcomed, reason} when it ends; rejects with BotRefused. */
+  serveOnce(stub) {
+    return new Promise((resolve, reject) => {
+      const call = stub.Play();
+      this.call = call;
+      let welcomed = false;
+      let open = true;
+      const finish = (status) => {
+        if (!open) return;
+        open = false;
+        if (this.call === call) this.call = null;
+        const code = status.code;
+        if (code === grpc.status.UNAUTHENTICATED || code === grpc.status.FAILED_PRECONDITION) {
+          reject(new BotRefused(status.details || grpc.status[code]));
+        } else {
+          resolve({ welcomed, reason: status.details || grpc.status[code] || 'ended' });
+        }
+      };
+      call.on('data', (msg) => {
+        if (msg.kind === 'request') {
+          this.answer(call, msg.request, () => open);
+          return;
+        }
+        if (msg.kind === 'welcome') {
+          welcomed = true;
+          this.welcome = msg.welcome;
+        }
+        if (this.onEvent) this.onEvent(msg);
+      });
+      call.on('error', (err) => finish(err)); // carries code and details
+      call.on('status', (status) => finish(status));
+      call.on('end', () => {
+        if (open) call.end();
+      });
+      call.write(this.hello());
+    });
+  }
+
+  async answer(call, request, isOpen) {
+    let actionId;
+    try {
+      actionId = await this.decide(request);
+    } catch (err) {
+      console.error(`cardshark: decide failed on request ${request.request_id}: ${err.stack || err}`);
+      return; // unanswered: the referee charges a timeout and plays a fallback
+    }
+    if (isOpen()) {
+      call.write({ decision: { request_id: request.request_id, action_id: String(actionId) } });
+    }
+  }
+}
+
+/** --server/--token from argv, else CARDSHARK_SERVER/CARDSHARK_TOKEN, else the defaults. */
+function parseArgs(argv = process.argv.slice(2), env = process.env) {
+  const config = { server: env.CARDSHARK_SERVER || DEFAULT_SERVER, token: env.CARDSHARK_TOKEN || '' };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, inline] = argv[i].split(/=(.*)/s, 2);
+    if (flag !== '--server' && flag !== '--token') throw new Error(`unknown argument ${argv[i]}`);
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value`);
+    config[flag.slice(2)] = value;
+  }
+  return config;
+}
+
+/** Run a bot from the command line until the server goes away; exits 2 if refused. */
+async function run(decide, options = {}) {
+  let config;
+  try {
+    config = parseArgs(options.argv, options.env);
+  } catch (err) {
+    console.error(`usage: node BOT.js [--server HOST:PORT] [--token TOKEN]: ${err.message}`);
+    process.exit(2);
+  }
+  if (!config.token) {
+    console.error('no token: pass --token or set CARDSHARK_TOKEN (see `cardshark bot add`)');
+    process.exit(2);
+  }
+  const client = new BotClient(decide, { ...options, ...config });
+  process.once('SIGTERM', () => client.stop());
+  process.once('SIGINT', () => client.stop());
+  try {
+    await client.run();
+  } catch (err) {
+    if (!(err instanceof BotRefused)) throw err;
+    console.error(`refused by ${config.server}: ${err.message}`);
+    process.exit(2);
+  }
+}
+
+module.exports = {
+  BotClient,
+  BotRefused,
+  DEFAULT_SERVER,
+  PROTOCOL_VERSION,
+  loadProtocol,
+  parseArgs,
+  protoFiles,
+  run,
+};
