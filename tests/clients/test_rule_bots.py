@@ -14,7 +14,9 @@ import pytest
 
 from games.base import Game
 from games.kansas_city import GAME as KANSAS_CITY
+from games.kill import GAME as KILL
 from games.knives import GAME as KNIVES
+from games.ninja_whist import GAME as NINJA_WHIST
 from server.protocol import decision_request
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples"
@@ -104,3 +106,39 @@ def test_rule_bot_stays_legal_under_options(
     decide = load_bot(filename).decide
     for seed in range(10):
         play_match(game, 2000 + seed, seed % seats, decide, seats, options)
+
+
+def test_ninja_whist_bot_beats_random() -> None:
+    bot, rand = placements(NINJA_WHIST, "ninja_whist_bot.py", 40)
+    print(f"ninja-whist: rule bot mean placement {bot:.2f}, random {rand:.2f}")
+    assert bot <= rand - 1.0
+
+
+@pytest.mark.parametrize(
+    ("seats", "options"),
+    [(3, {}), (6, {"eldest_leads": True}), (7, {"double_max": True}), (8, {"double_max": True})],
+)
+def test_ninja_whist_bot_stays_legal_under_options(seats: int, options: dict[str, Any]) -> None:
+    decide = load_bot("ninja_whist_bot.py").decide
+    for seed in range(6):
+        play_match(NINJA_WHIST, 3000 + seed, seed % seats, decide, seats, options)
+
+
+def test_kill_bot_beats_random() -> None:
+    bot, rand = placements(KILL, "kill_bot.py", 40)
+    print(f"kill: rule bot mean placement {bot:.2f}, random {rand:.2f}")
+    assert bot <= rand - 1.0
+
+
+@pytest.mark.parametrize(
+    ("seats", "options"),
+    [
+        (3, {}),
+        (4, {"fixed_suits": True, "first_orbit_draw_only": True}),
+        (3, {"target": 31, "turn_cap": 20, "max_rounds": 3}),
+    ],
+)
+def test_kill_bot_stays_legal_under_options(seats: int, options: dict[str, Any]) -> None:
+    decide = load_bot("kill_bot.py").decide
+    for seed in range(10):
+        play_match(KILL, 4000 + seed, seed % seats, decide, seats, options)
