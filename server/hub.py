@@ -23,7 +23,7 @@ class BotIdentity:
 class Reply:
     """What became of a request: a decision, a fault already detected, or a lost connection."""
 
-    kind: str  # "decision" | "fault" | "disconnected"
+    kind: str  # "decision" | "fault" | "disconnected" | "timeout"
     action_id: str = ""
     fault_kind: str = ""
     detail: str = ""

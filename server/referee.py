@@ -176,10 +176,12 @@ class MatchRunner:
             limit_ms = self.clock.move_ms + self.bank_ms[seat]
             start = time.monotonic()
             session.send(msg)
-            done, _ = await asyncio.wait({req.future}, timeout=limit_ms / 1000)
+            # A timer settles the request at the deadline: one await, no extra task hop.
+            timer = asyncio.get_running_loop().call_later(limit_ms / 1000, self._expire, req)
+            reply = await req.future
+            timer.cancel()
             elapsed = (time.monotonic() - start) * 1000
-            if not done:
-                self._time_out(req)
+            if reply.kind == "timeout":
                 self.bank_ms[seat] = 0
                 detail = f"no reply within {limit_ms} ms"
                 self.charge(seat, "timeout", detail, req.request_id, fallback.id)
@@ -187,7 +189,6 @@ class MatchRunner:
             self.bank_ms[seat] = max(
                 0, self.bank_ms[seat] - max(0, int(elapsed) - self.clock.move_ms)
             )
-            reply = req.future.result()
             if reply.kind == "disconnected":
                 continue
             chosen = self._check(seat, req.request_id, reply, legal, fallback, state)
@@ -219,9 +220,11 @@ class MatchRunner:
         return fallback
 
     @staticmethod
-    def _time_out(req: PendingRequest) -> None:
-        req.state = "timed_out"
-        req.session.pending.pop(req.request_id, None)
+    def _expire(req: PendingRequest) -> None:
+        if req.state == "open" and not req.future.done():
+            req.future.set_result(Reply("timeout"))
+            req.state = "timed_out"
+            req.session.pending.pop(req.request_id, None)
 
     def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
         """Record a fault against a seat, tell its bot, and forfeit it past the fault limit."""

@@ -15,7 +15,9 @@ from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT
 CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=8)
 
 
-async def match_with_hostile(tmp_path: Path, mode: str, bad: int) -> MatchRecord:
+async def match_with_hostile(
+    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK
+) -> MatchRecord:
     async with Arena(log_dir=tmp_path) as arena:
         bots = []
         for seat, name in enumerate(["hostile", "honest1", "honest2"]):
@@ -23,11 +25,11 @@ async def match_with_hostile(tmp_path: Path, mode: str, bad: int) -> MatchRecord
             command = [*HOSTILE_BOT, mode, str(bad)] if seat == 0 else RANDOM_BOT
             await arena.spawn(name, command, token)
             bots.append(arena.identity(token))
-        return await arena.play("knaves", bots, seed=11, clock=CLOCK)
+        return await arena.play("knaves", bots, seed=11, clock=clock)
 
 
-def play(tmp_path: Path, mode: str, bad: int) -> MatchRecord:
-    record = asyncio.run(match_with_hostile(tmp_path, mode, bad))
+def play(tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK) -> MatchRecord:
+    record = asyncio.run(match_with_hostile(tmp_path, mode, bad, clock))
     assert record.status == "finished", record.reason
     replayed = get_game("knaves").replay(record.seed, 3, record.options, record.actions)
     assert list(get_game("knaves").result(replayed).scores) == record.scores
@@ -57,6 +59,31 @@ def test_slow_bot_is_cut_off_at_the_deadline(tmp_path: Path) -> None:
     assert record.move_ms[first.decision] == pytest.approx(400, abs=1)
     assert first.fallback == record.actions[first.decision]
     assert_not_forfeited(record)
+
+
+def test_time_beyond_the_move_is_drawn_from_the_bank_until_it_runs_out(tmp_path: Path) -> None:
+    # 200 ms per move plus a 600 ms bank; the bot takes 400 ms on its first three moves:
+    # ~200 ms overdraft each, so the third reply finds under 400 ms left and is cut off.
+    clock = ClockSettings(move_ms=200, bank_ms=600, grace_s=1.5)
+    record = play(tmp_path, "sleepy", 3, clock)
+    assert kinds(record) == ["timeout"]
+    mine = sorted(_seat0(record))
+    assert record.move_ms[mine[0]] > 380 and record.move_ms[mine[1]] > 380, "bank not used"
+    assert record.faults_of(0)[0].decision == mine[2]
+    assert record.faults_of(0)[0].detail.startswith("no reply within")
+    assert_not_forfeited(record)
+
+
+def _seat0(record: MatchRecord) -> set[int]:
+    """Decision indices where seat 0 acted, from a replay of the record."""
+    game = get_game("knaves")
+    state = game.new_match(record.seed, 3, record.options)
+    mine = set()
+    for i, action in enumerate(record.actions):
+        if game.to_act(state) == 0:
+            mine.add(i)
+        game.apply(state, action)
+    return mine
 
 
 def test_illegal_action_is_a_fault_and_past_the_limit_forfeits(tmp_path: Path) -> None:

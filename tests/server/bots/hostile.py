@@ -1,7 +1,7 @@
 """A zoo of misbehaving bots for the referee's fault tests (lichess-bot's buggy engines).
 
 Usage: hostile.py MODE [N]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any managed bot.
-Modes: slow, illegal, unknown, garbage, other_seat, crash, reconnect, vanish, duplicate.
+Modes: slow, sleepy, illegal, unknown, garbage, other_seat, crash, reconnect, vanish, duplicate.
 The bot plays legally except on its first N requests (default 2), where it misbehaves.
 """
 
@@ -50,8 +50,10 @@ async def session(seen: list[int]) -> str:
             bad = len(seen) <= BAD
             legal = [a.id for a in req.legal_actions]
             answer = pb.Decision(request_id=req.request_id, action_id=random.choice(legal))
-            if bad and MODE == "slow":
+            if bad and MODE in ("slow", "sleepy"):
                 late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
+                if MODE == "sleepy":  # 400 ms per move: over move_ms, drawn from the bank
+                    late = 0.4
                 asyncio.get_running_loop().call_later(
                     late, outbox.put_nowait, pb.BotMessage(decision=answer)
                 )
