@@ -207,6 +207,13 @@ def run_with_progress(store: Store, tournament_id: int, concurrency: int, port: 
     from server.tournament_runner import run_tournament
 
     status = store.tournament_status(tournament_id)
+    remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
+    if remote:
+        port = port or 50051  # remote bots need an address they can know in advance
+        console.print(
+            f"remote bots {', '.join(remote)}: start them with --server 127.0.0.1:{port} "
+            "and their tokens (no-show after 10 s)"
+        )
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
