@@ -65,12 +65,3 @@ class MatchRecord:
     def faults_of(self, seat: int) -> list[Fault]:
         """The faults charged to one seat."""
         return [f for f in self.faults if f.seat == seat]
-
-
-def final_ranks(scores: list[int], forfeited: list[bool]) -> list[int]:
-    """Placements: non-forfeited seats by score, then forfeited seats by score; ties share."""
-
-    def key(seat: int) -> tuple[int, int]:
-        return (1 if forfeited[seat] else 0, -scores[seat])
-
-    return [1 + sum(1 for o in range(len(scores)) if key(o) < key(s)) for s in range(len(scores))]

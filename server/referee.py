@@ -12,7 +12,8 @@ from typing import Any
 from games.base import Action, Game, MatchState
 from server import protocol
 from server.hub import BotHub, BotIdentity, PendingRequest, Reply
-from server.records import ClockSettings, Fault, MatchRecord, final_ranks
+from server.records import ClockSettings, Fault, MatchRecord
+from tournaments.ratings import SeatOutcome, placements
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +86,10 @@ class MatchRunner:
         if not record.scores:
             record.scores = [0] * len(self.bots)
         record.forfeited = list(self.forfeited)
-        record.ranks = final_ranks(record.scores, record.forfeited)
+        outcomes = [
+            SeatOutcome(s, 0, f) for s, f in zip(record.scores, record.forfeited, strict=True)
+        ]
+        record.ranks = list(placements(outcomes))
         self.hub.forget_match(self)
         msg = protocol.match_ended(
             match_id=self.match_id,
