@@ -64,11 +64,40 @@ def test_random_legal_play_keeps_the_contract(
     name: str, seats: int, data: st.DataObject, seed: int, choice_seed: int
 ) -> None:
     game = get_game(name)
-    options = data.draw(options_for(game))
+    check_match(game, seed, seats, data.draw(options_for(game)), choice_seed)
+
+
+def single_option_cases() -> list[tuple[str, str, object]]:
+    """Every game with each option moved off its default (numeric ranges: their low end,
+    where caps bite hardest; the high end only lengthens a match)."""
+    cases = []
+    for name, game in GAMES.items():
+        for opt in game.spec.options:
+            if isinstance(opt.allowed, range):
+                values = {opt.allowed.start, opt.allowed.start + 1} - {opt.default}
+            else:
+                values = set(opt.allowed) - {opt.default}
+            cases += [(name, opt.name, v) for v in sorted(values, key=str)]
+    return cases
+
+
+@pytest.mark.parametrize(("name", "option", "value"), single_option_cases())
+def test_each_option_value_keeps_the_contract(name: str, option: str, value: object) -> None:
+    """One seeded match per non-default option value, at every seat count that accepts it."""
+    game = get_game(name)
+    played = [check_match(game, 17, n, {option: value}, 29) for n in game.spec.seat_counts]
+    assert any(played), f"no seat count accepts {option}={value!r}"
+
+
+def check_match(
+    game: Game[Any], seed: int, seats: int, options: dict[str, Any], choice_seed: int
+) -> bool:
+    """Play one random legal match, checking the whole contract along the way; False if the
+    options are refused for this seat count."""
     try:
         game.new_match(seed, seats, options)
     except BadOptionError:
-        return  # a combination this seat count refuses, e.g. an option only for 7-8 players
+        return False  # a combination this seat count refuses, e.g. double_max below 7 players
     rng = random.Random(choice_seed ^ 0x5EED)
     steps = 0
     state = None
@@ -116,6 +145,7 @@ def test_random_legal_play_keeps_the_contract(
     assert game.result(again) == result
     assert game.hand_records(again) == game.hand_records(state)
     json.dumps(game.hand_records(state))
+    return True
 
 
 @pytest.mark.parametrize(("name", "seats"), CASES)
