@@ -206,6 +206,11 @@ class Game(ABC, Generic[S]):
         scores = tuple(self.scores(state))
         return MatchResult(scores, competition_ranks(scores))
 
+    def hands_finished(self, state: S) -> int:
+        """How many hands have finished (cheap; engines that build records on demand
+        override it)."""
+        return len(self.hand_records(state))
+
     def clone(self, state: S) -> S:
         """An independent copy of the state."""
         return copy.deepcopy(state)

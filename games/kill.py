@@ -510,6 +510,9 @@ class Kill(Game[KillState]):
     def scores(self, state: KillState) -> list[int]:
         return list(state.totals)
 
+    def hands_finished(self, state: KillState) -> int:
+        return len(state.rounds)
+
     def hand_records(self, state: KillState) -> list[HandRecord]:
         return [
             {

@@ -139,6 +139,8 @@ class MatchRunner:
             game.apply(state, action)
             record.actions.append(action.id)
             record.move_ms.append(round(elapsed, 3))
+            if game.hands_finished(state) == hands_sent:
+                continue
             hands = game.hand_records(state)
             while hands_sent < len(hands):
                 self._broadcast(

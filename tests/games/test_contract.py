@@ -184,3 +184,14 @@ def test_every_game_documents_itself() -> None:
         text = doc.read_text()
         for opt in game.spec.options:
             assert f"`{opt.name}`" in text, f"{doc} does not document option {opt.name}"
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_hands_finished_counts_the_hand_records(name: str) -> None:
+    game = get_game(name)
+    state = game.new_match(8)
+    rng = random.Random(8)
+    while game.to_act(state) is not None:
+        assert game.hands_finished(state) == len(game.hand_records(state))
+        game.apply(state, rng.choice(game.legal_actions(state)))
+    assert game.hands_finished(state) == len(game.hand_records(state)) > 0
