@@ -433,14 +433,27 @@ def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) 
     )
     for seat, name in enumerate(names):
         console.print(f"  seat {seat}: {name}")
-    faults = {f["decision"]: f for f in record.get("faults", [])}
+    faults: dict[int, list[dict[str, Any]]] = {}
+    for fault in record.get("faults", []):
+        faults.setdefault(fault["decision"], []).append(fault)
+    game = get_game(detail.tournament.game)
+    state = game.new_match(match.seed, len(match.seats), detail.tournament.options)
+    move_ms = record.get("move_ms", [])
     for i, action in enumerate(record.get("actions", [])):
-        note = ""
-        if i in faults:
-            f = faults[i]
-            note = f"  [red]fault {f['kind']} seat {f['seat']}: {f['detail']}[/]"
-        ms = record.get("move_ms", [0] * (i + 1))[i]
-        console.print(f"  {i:4d}  {action:<24} {ms:8.1f} ms{note}", highlight=False)
+        actor = game.to_act(state)
+        ms = move_ms[i] if i < len(move_ms) else 0.0
+        who = f"seat {actor} {names[actor] if actor is not None else '?'}"
+        console.print(f"  {i:4d}  {who:<24} {action:<26} {ms:8.1f} ms", highlight=False)
+        for f in faults.get(i, []):
+            console.print(
+                f"        [red]fault {f['kind']} (seat {f['seat']}): {f['detail']}; "
+                f"played {f['fallback'] or '-'}[/]",
+                highlight=False,
+            )
+        before = game.hands_finished(state)
+        game.apply(state, action)
+        if game.hands_finished(state) > before:
+            console.print(f"  [bold]hand {before} ended[/]: scores {game.scores(state)}")
     if match.result:
         console.print(f"scores {match.result.get('scores')}  ranks {match.result.get('ranks')}")
 

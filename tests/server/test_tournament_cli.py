@@ -212,3 +212,18 @@ def test_unreachable_database_is_one_clear_line() -> None:
     run = cli("rankings", "knaves", db="postgresql+psycopg://nobody@127.0.0.1:1/none", check=False)
     assert run.returncode == 2
     assert run.stderr.count("\n") == 1 and "unavailable" in run.stderr
+
+
+def test_match_show_is_a_readable_transcript(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    register(db)
+    cli("tournament", "run", "knaves", "--bots", "rules,rand1,rand2", "--seed", "2", db=db)
+    with Store(db) as store:
+        match = store.matches(store.list_tournaments()[0].id or 0)[0]
+        names = store.match_detail(match.id or 0).bot_names
+    out = cli("match", "show", str(match.id), db=db).stdout
+    first_action = (match.record or {})["actions"][0]
+    assert f"seed {match.seed}" in out
+    assert first_action in out and "hand 0 ended: scores" in out
+    assert all(name in out for name in names.values())
+    assert f"scores {(match.result or {})['scores']}" in out
