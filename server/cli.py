@@ -70,6 +70,8 @@ def clear_errors() -> Iterator[None]:
         yield
     except (GameError, TournamentError) as exc:
         fail(str(exc))
+    except OSError as exc:  # e.g. the referee's port is taken
+        fail(str(exc))
     except KeyboardInterrupt:
         errors.print("interrupted; finished matches are saved (resume with `tournament resume`)")
         raise typer.Exit(130) from None
@@ -201,7 +203,9 @@ def bot_remove(name: str, db: DbOption = None) -> None:
 # -- tournaments ---------------------------------------------------------------------------
 
 
-def run_with_progress(store: Store, tournament_id: int, concurrency: int, port: int) -> None:
+def run_with_progress(
+    store: Store, tournament_id: int, concurrency: int, port: int, host: str = "127.0.0.1"
+) -> None:
     """Play a tournament's unfinished matches with a live progress bar."""
     from server.tournament_runner import Progress as RunProgress
     from server.tournament_runner import run_tournament
@@ -211,7 +215,7 @@ def run_with_progress(store: Store, tournament_id: int, concurrency: int, port: 
     if remote:
         port = port or 50051  # remote bots need an address they can know in advance
         console.print(
-            f"remote bots {', '.join(remote)}: start them with --server 127.0.0.1:{port} "
+            f"remote bots {', '.join(remote)}: start them with --server {host}:{port} "
             "and their tokens (no-show after 10 s)"
         )
     columns = (
@@ -245,7 +249,12 @@ def run_with_progress(store: Store, tournament_id: int, concurrency: int, port: 
 
         asyncio.run(
             run_tournament(
-                store, tournament_id, concurrency=concurrency, port=port, on_progress=update
+                store,
+                tournament_id,
+                concurrency=concurrency,
+                port=port,
+                host=host,
+                on_progress=update,
             )
         )
 
@@ -271,6 +280,7 @@ def tournament_run(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
     port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
     db: DbOption = None,
 ) -> None:
     """Create a round-robin tournament, play it with a progress bar, then show the rankings."""
@@ -289,7 +299,7 @@ def tournament_run(
         )
         assert tournament.id is not None
         console.print(f"tournament {tournament.id}: {game}, {len(names)} bots")
-        run_with_progress(store, tournament.id, concurrency, port)
+        run_with_progress(store, tournament.id, concurrency, port, host)
         show_rankings(store, tournament.game)
 
 
@@ -297,13 +307,14 @@ def tournament_run(
 def tournament_resume(
     tournament_id: int,
     concurrency: Annotated[int, typer.Option(min=1)] = 1,
-    port: Annotated[int, typer.Option()] = 0,
+    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings."""
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
-        run_with_progress(store, tournament_id, concurrency, port)
+        run_with_progress(store, tournament_id, concurrency, port, host)
         show_rankings(store, tournament.game)
 
 
@@ -541,7 +552,8 @@ def bridge(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Entry point of the cardshark command."""
-    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    # gRPC logs its own copy of errors we report in one line; GRPC_VERBOSITY=ERROR brings it back
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     if sys.argv[1:2] == ["bridge"]:
         from cardshark_bot.bridge import bridge_main
 

@@ -54,6 +54,7 @@ async def run_tournament(
     *,
     concurrency: int = 1,
     port: int = 0,
+    host: str = "127.0.0.1",
     log_dir: Path | str = "logs",
     on_progress: ProgressCallback | None = None,
     clock: ClockSettings | None = None,
@@ -68,7 +69,7 @@ async def run_tournament(
     """
     if arena is not None:
         return await _run(store, tournament_id, arena, concurrency, log_dir, on_progress, clock)
-    own = Arena(log_dir=log_dir, port=port, authenticate=database_authenticator(store))
+    own = Arena(log_dir, host, port, database_authenticator(store))
     async with own:
         return await _run(store, tournament_id, own, concurrency, log_dir, on_progress, clock)
 

@@ -227,3 +227,29 @@ def test_match_show_is_a_readable_transcript(tmp_path: Path) -> None:
     assert first_action in out and "hand 0 ended: scores" in out
     assert all(name in out for name in names.values())
     assert f"scores {(match.result or {})['scores']}" in out
+
+
+def test_busy_referee_port_is_one_clear_line(tmp_path: Path) -> None:
+    import socket
+
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    register(db)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        run = cli(
+            "tournament",
+            "run",
+            "knaves",
+            "--bots",
+            "rules,rand1,rand2",
+            "--port",
+            port,
+            db=db,
+            check=False,
+        )
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"error: cannot bind 127.0.0.1:{port} (in use or not an address here)"
+    ]
