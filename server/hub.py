@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from cardshark.v1 import referee_pb2 as pb
+
+ISSUED_MEMORY = 100_000
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,9 @@ class BotHub:
         self._sessions: dict[str, BotSession] = {}
         self._arrived: dict[str, asyncio.Event] = {}
         self._requests: dict[int, PendingRequest] = {}
+        # Who each past request went to, so a late reply to a finished match is recognised
+        # as this bot's own (and ignored) rather than charged to another match.
+        self._issued: OrderedDict[int, str] = OrderedDict()
         self._ids = itertools.count(1)
         self.disconnected_at: dict[str, float] = {}
 
@@ -139,6 +145,9 @@ class BotHub:
         future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         req = PendingRequest(next(self._ids), match, seat, session, future)
         self._requests[req.request_id] = req
+        self._issued[req.request_id] = session.identity.bot_id
+        if len(self._issued) > ISSUED_MEMORY:
+            self._issued.popitem(last=False)
         session.pending[req.request_id] = req
         return req
 
@@ -154,6 +163,8 @@ class BotHub:
         """Route a bot's Decision to its request, turning every misuse into a fault."""
         rid = decision.request_id
         req = self._requests.get(rid)
+        if req is None and self._issued.get(rid) == session.identity.bot_id:
+            return  # a late reply to a match that has ended: cut off, already handled
         if req is None or req.session.identity.bot_id != session.identity.bot_id:
             self._stray(session, "not_yours", f"reply to request {rid}, which is not this bot's")
             return
