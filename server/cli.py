@@ -26,6 +26,7 @@ from rich.table import Table
 
 from games.errors import GameError
 from games.registry import all_games, get_game
+from server.transcript import seat_names, transcript
 from tournaments.errors import TournamentError
 from tournaments.store import Store
 
@@ -437,34 +438,26 @@ def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) 
             )
         )
         return
-    names = [detail.bot_names.get(b, str(b)) for b in match.seats]
+    names = seat_names(detail)
     console.print(
         f"[bold]match {match.id}[/] of tournament {match.tournament_id}: "
         f"{detail.tournament.game}, seed {match.seed}, status {match.status}"
     )
     for seat, name in enumerate(names):
         console.print(f"  seat {seat}: {name}")
-    faults: dict[int, list[dict[str, Any]]] = {}
-    for fault in record.get("faults", []):
-        faults.setdefault(fault["decision"], []).append(fault)
-    game = get_game(detail.tournament.game)
-    state = game.new_match(match.seed, len(match.seats), detail.tournament.options)
-    move_ms = record.get("move_ms", [])
-    for i, action in enumerate(record.get("actions", [])):
-        actor = game.to_act(state)
-        ms = move_ms[i] if i < len(move_ms) else 0.0
-        who = f"seat {actor} {names[actor] if actor is not None else '?'}"
-        console.print(f"  {i:4d}  {who:<24} {action:<26} {ms:8.1f} ms", highlight=False)
-        for f in faults.get(i, []):
+    for step in transcript(detail):
+        who = f"seat {step.seat} {step.bot}"
+        console.print(
+            f"  {step.index:4d}  {who:<24} {step.action:<26} {step.ms:8.1f} ms", highlight=False
+        )
+        for f in step.faults:
             console.print(
                 f"        [red]fault {f['kind']} (seat {f['seat']}): {f['detail']}; "
                 f"played {f['fallback'] or '-'}[/]",
                 highlight=False,
             )
-        before = game.hands_finished(state)
-        game.apply(state, action)
-        if game.hands_finished(state) > before:
-            console.print(f"  [bold]hand {before} ended[/]: scores {game.scores(state)}")
+        if step.hand_ended is not None:
+            console.print(f"  [bold]hand {step.hand_ended} ended[/]: scores {step.scores}")
     if match.result:
         console.print(f"scores {match.result.get('scores')}  ranks {match.result.get('ranks')}")
 
