@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shlex
@@ -474,9 +475,13 @@ def serve(
         typer.Option(envvar="CARDSHARK_ADMIN_TOKEN", help="Enables the Admin service."),
     ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where managed bots' stderr goes.")] = Path("logs"),
+    web_port: Annotated[
+        int, typer.Option(help="Port of the web page (leaderboards, replays); 0 turns it off.")
+    ] = 8080,
     db: DbOption = None,
 ) -> None:
-    """Run the referee server: bots connect with their tokens; tools use the Admin service."""
+    """Run the referee server: bots connect with their tokens; tools use the Admin service;
+    people read leaderboards and replays on the web page."""
     from server.admin import AdminService
     from server.arena import Arena
     from server.tournament_runner import database_authenticator
@@ -487,8 +492,15 @@ def serve(
         async with arena:
             admin = "on" if admin_token else "off (no --admin-token)"
             console.print(f"cardshark serving on {arena.address}; admin service {admin}")
+            web = await start_web(store, host, web_port) if web_port else None
+            if web is not None:
+                console.print(f"web page on http://{host}:{web_port}/")
             assert arena.running is not None
-            await arena.running.server.wait_for_termination()
+            try:
+                await arena.running.server.wait_for_termination()
+            finally:
+                if web is not None:
+                    web.should_exit = True
 
     with open_store(db) as store:
         try:
@@ -497,6 +509,31 @@ def serve(
             fail(f"cannot serve on {host}:{port}: {exc}")
         except KeyboardInterrupt:
             console.print("stopped")
+
+
+async def start_web(store: Store, host: str, port: int) -> Any:
+    """Serve the web page from this event loop; returns the uvicorn server."""
+    import socket
+
+    import uvicorn
+
+    from server.web import make_app
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # Ctrl-C belongs to the referee, which stops everything in order
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot bind the web page to {host}:{port}: {exc.strerror}") from None
+    server = Server(uvicorn.Config(make_app(store), log_level="warning"))
+    asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    return server
 
 
 DEMO_BOTS = {

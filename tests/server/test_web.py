@@ -1,0 +1,147 @@
+"""The web page in a real browser: leaderboard, bot page, match list and replay viewer."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from server.tournament_runner import run_tournament
+from tournaments.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "clients" / "python" / "examples"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]]:
+    tmp = tmp_path_factory.mktemp("web")
+    db = f"sqlite:///{tmp / 'cs.db'}"
+    store = Store(db)
+    names = []
+    for name, script in [
+        ("rules", "knaves_bot.py"),
+        ("rand1", "random_bot.py"),
+        ("rand2", "random_bot.py"),
+    ]:
+        bot, _ = store.add_bot(name, shlex.join([sys.executable, str(EXAMPLES / script)]))
+        names.append(bot.name)
+    tournament = store.create_tournament("knaves", names, rounds=1, seed=5)
+    asyncio.run(run_tournament(store, tournament.id or 0, log_dir=tmp / "logs"))
+    web = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "serve",
+            "--port",
+            str(free_port()),
+            "--web-port",
+            str(web),
+            "--db",
+            db,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{web}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the web page did not come up"
+            time.sleep(0.2)
+    try:
+        yield url, store
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        store.close()
+
+
+@pytest.fixture(scope="module")
+def browser_page() -> Iterator[Page]:
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    assert Path(chromium).exists(), "Chromium is missing: apt-get install chromium (.ci/run does)"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
+        page = browser.new_page()
+        yield page
+        browser.close()
+
+
+def test_leaderboard_and_bot_pages(site: tuple[str, Store], browser_page: Page) -> None:
+    url, store = site
+    page = browser_page
+    page.goto(url)
+    page.get_by_role("link", name="Knaves").first.click()
+    expect(page.locator("h1")).to_have_text("Knaves")
+    rows = page.locator("table#rankings tr")
+    expect(rows).to_have_count(1 + 3)
+    best = store.rankings("knaves")[0]
+    expect(rows.nth(1)).to_contain_text(best.bot)
+    expect(rows.nth(1)).to_contain_text(f"{best.mu:.2f}")
+    rows.nth(1).get_by_role("link").click()
+    expect(page.locator("h1")).to_have_text(best.bot)
+    expect(page.locator("a[href^='/matches/']")).to_have_count(3)
+
+
+def test_replay_viewer_steps_through_a_match(site: tuple[str, Store], browser_page: Page) -> None:
+    url, store = site
+    page = browser_page
+    tournament = store.list_tournaments()[0]
+    page.goto(f"{url}/tournaments/{tournament.id}")
+    expect(page.locator("table#matches tr")).to_have_count(1 + 3)
+    page.locator("table#matches a[href^='/matches/']").first.click()
+    match_id = int(page.url.rsplit("/", 1)[1])
+    actions = (store.get_match(match_id).record or {})["actions"]
+    expect(page.locator("#total")).to_have_text(str(len(actions)))
+    for _ in range(3):
+        page.get_by_role("button", name="next ▶").click()
+    expect(page.locator("#step")).to_have_text("3")
+    expect(page.locator("#action")).to_have_text(actions[2])
+    expect(page.locator("#s3")).to_have_class("current")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#step")).to_have_text("2")
+    expect(page.locator("#action")).to_have_text(actions[1])
+    page.get_by_role("button", name="⏭").click()
+    expect(page.locator("#step")).to_have_text(str(len(actions)))
+
+
+def test_unknown_pages_are_404(site: tuple[str, Store]) -> None:
+    url, _ = site
+    for path in ("/rankings/chess", "/bots/nobody", "/matches/99999", "/tournaments/77"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(url + path, timeout=5)
+        assert err.value.code == 404
