@@ -283,6 +283,9 @@ def tournament_run(
     seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
     port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    create_only: Annotated[
+        bool, typer.Option(help="Store it and its schedule; play later with `resume ID`.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Create a round-robin tournament, play it with a progress bar, then show the rankings."""
@@ -300,7 +303,11 @@ def tournament_run(
             bank_ms=bank_ms,
         )
         assert tournament.id is not None
-        console.print(f"tournament {tournament.id}: {game}, {len(names)} bots")
+        scheduled = store.tournament_status(tournament.id).scheduled
+        console.print(f"tournament {tournament.id}: {game}, {len(names)} bots, {scheduled} matches")
+        if create_only:
+            console.print(f"play it with: cardshark tournament resume {tournament.id}")
+            return
         run_with_progress(store, tournament.id, concurrency, port, host)
         show_rankings(store, tournament.game)
 
@@ -461,6 +468,26 @@ def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) 
             console.print(f"  [bold]hand {step.hand_ended} ended[/]: scores {step.scores}")
     if match.result:
         console.print(f"scores {match.result.get('scores')}  ranks {match.result.get('ranks')}")
+
+
+@match_app.command("replay")
+def match_replay(match_id: int, db: DbOption = None) -> None:
+    """Replay a stored match through its engine and check it reaches the stored result."""
+    with open_store(db) as store:
+        detail = store.match_detail(match_id)
+    match = detail.match
+    if match.status != "finished" or not match.record or not match.result:
+        fail(f"match {match_id} is {match.status}; only finished matches can be replayed")
+    game = get_game(detail.tournament.game)
+    actions = match.record["actions"]
+    try:
+        state = game.replay(match.seed, len(match.seats), detail.tournament.options, actions)
+    except GameError as exc:
+        fail(f"match {match_id} does not replay: {exc}")
+    scores = [float(s) for s in game.result(state).scores]
+    if not game.is_over(state) or scores != match.result["scores"]:
+        fail(f"match {match_id} replays to {scores}, but {match.result['scores']} is stored")
+    console.print(f"match {match_id}: {len(actions)} actions replay to the stored scores {scores}")
 
 
 # -- serve, demo ------------------------------------------------------------------------------

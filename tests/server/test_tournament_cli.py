@@ -253,3 +253,31 @@ def test_busy_referee_port_is_one_clear_line(tmp_path: Path) -> None:
     assert run.stderr.strip().splitlines() == [
         f"error: cannot bind 127.0.0.1:{port} (in use or not an address here)"
     ]
+
+
+def test_create_only_then_resume_then_replay_detects_a_tampered_record(tmp_path: Path) -> None:
+    from sqlmodel import Session
+
+    from tournaments.models import Match
+
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    register(db)
+    out = cli(
+        "tournament", "run", "knaves", "--bots", "rules,rand1,rand2", "--create-only", db=db
+    ).stdout
+    assert "3 matches" in out and "tournament resume 1" in out
+    with Store(db) as store:
+        assert store.tournament_status(1).finished == 0
+    cli("tournament", "resume", "1", db=db)
+    with Store(db) as store:
+        assert store.tournament_status(1).finished == 3
+        match_id = store.matches(1)[0].id or 0
+    assert "replay to the stored scores" in cli("match", "replay", str(match_id), db=db).stdout
+    with Store(db) as store, Session(store.engine) as session:
+        row = session.get(Match, match_id)
+        assert row is not None and row.result is not None
+        row.result = {**row.result, "scores": [99.0, 0.0, 0.0]}
+        session.add(row)
+        session.commit()
+    run = cli("match", "replay", str(match_id), db=db, check=False)
+    assert run.returncode == 2 and "but [99.0, 0.0, 0.0] is stored" in run.stderr
