@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -146,3 +147,49 @@ def test_serve_refuses_a_busy_port_in_one_line(served: str, tmp_path: Path) -> N
     )
     assert run.returncode == 2 and "cannot serve" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_cancel_stops_a_running_tournament_and_keeps_what_finished(served: str) -> None:
+    import threading
+
+    with grpc.insecure_channel(served) as channel:
+        admin = admin_pb2_grpc.AdminStub(channel)
+        names = []
+        for i in range(3):
+            command = f"{sys.executable} {EXAMPLES / 'random_bot.py'}"
+            names.append(
+                admin.AddBot(
+                    pb.AddBotRequest(name=f"c{i}", command=command), metadata=AUTH
+                ).bot.name
+            )
+        created = admin.CreateTournament(
+            pb.CreateTournamentRequest(game="knaves", bots=names, rounds=30), metadata=AUTH
+        ).tournament
+        seen: list[pb.TournamentProgress] = []
+        errors: list[grpc.RpcError] = []
+
+        def follow() -> None:
+            try:
+                for update in admin.RunTournament(
+                    pb.RunTournamentRequest(tournament_id=created.tournament_id), metadata=AUTH
+                ):
+                    seen.append(update)
+            except grpc.RpcError as err:
+                errors.append(err)
+
+        thread = threading.Thread(target=follow)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while len(seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stopped = admin.CancelTournament(
+            pb.CancelTournamentRequest(tournament_id=created.tournament_id), metadata=AUTH
+        )
+        thread.join(timeout=30)
+        assert stopped.status == "cancelled"
+        assert 2 <= stopped.finished < stopped.scheduled == 90
+        assert errors and errors[0].code() == grpc.StatusCode.CANCELLED
+        again = admin.GetTournament(
+            pb.GetTournamentRequest(tournament_id=created.tournament_id), metadata=AUTH
+        )
+        assert again.finished == stopped.finished
