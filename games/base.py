@@ -206,6 +206,11 @@ class Game(ABC, Generic[S]):
         scores = tuple(self.scores(state))
         return MatchResult(scores, competition_ranks(scores))
 
+    def public_label(self, state: S, action_id: str) -> str:
+        """How an action by the seat to act may be shown to everyone (e.g. on a replay page);
+        games whose action ids name a card that stays secret forever override it."""
+        return action_id
+
     def hands_finished(self, state: S) -> int:
         """How many hands have finished (cheap; engines that build records on demand
         override it)."""

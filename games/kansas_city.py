@@ -398,6 +398,15 @@ class KansasCity(Game[KansasCityState]):
     def scores(self, state: KansasCityState) -> list[int]:
         return list(state.totals)
 
+    def public_label(self, state: KansasCityState, action_id: str) -> str:
+        # Passed and upgraded faces stay secret forever (KC3): show numbers only.
+        kind, _, card = action_id.partition(":")
+        if kind == "upgrade" and card in NUM:
+            return f"upgrade:{NUM[card]}"
+        if kind == "pass" and card in NUM:
+            return f"pass:{NUM[card]}" if state.options["numbers_public"] else "pass"
+        return action_id
+
     def hand_records(self, state: KansasCityState) -> list[HandRecord]:
         return state.records
 

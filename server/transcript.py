@@ -11,7 +11,8 @@ from tournaments.store import MatchDetail
 
 @dataclass
 class Step:
-    """One decision of a match: who acted, what, how fast, faults, and a hand's end."""
+    """One decision of a match: who acted, what (as everyone may see it), how fast, faults,
+    and a hand's end."""
 
     index: int
     seat: int
@@ -42,6 +43,7 @@ def transcript(detail: MatchDetail) -> list[Step]:
     for i, action in enumerate(record.get("actions", [])):
         actor = game.to_act(state)
         seat = -1 if actor is None else actor
+        label = game.public_label(state, action)
         before = game.hands_finished(state)
         game.apply(state, action)
         ended = before if game.hands_finished(state) > before else None
@@ -50,7 +52,7 @@ def transcript(detail: MatchDetail) -> list[Step]:
                 index=i,
                 seat=seat,
                 bot=names[seat] if seat >= 0 else "?",
-                action=action,
+                action=label,
                 ms=move_ms[i] if i < len(move_ms) else 0.0,
                 faults=faults.get(i, []),
                 hand_ended=ended,

@@ -617,3 +617,20 @@ def test_actions_have_stable_ids_and_typed_fields() -> None:
     universe = GAME.all_action_ids(state)
     assert len(universe) == len(set(universe)) == 56 * 3 + 8 + 1
     assert isinstance(GAME.legal_actions(state)[0], Action)
+
+
+def test_kc3_public_labels_never_show_a_passed_or_upgraded_face() -> None:
+    state = GAME.new_match(3)
+    rng = random.Random(3)
+    labels = []
+    while GAME.to_act(state) is not None:
+        action = rng.choice(GAME.legal_actions(state))
+        labels.append((action.id, GAME.public_label(state, action.id)))
+        GAME.apply(state, action)
+    for action_id, label in labels:
+        kind, _, card = action_id.partition(":")
+        if kind in ("pass", "upgrade"):
+            assert label == f"{kind}:{card[0]}", (action_id, label)
+        else:
+            assert label == action_id
+    assert any(a.startswith("upgrade:") for a, _ in labels)
