@@ -286,9 +286,13 @@ def tournament_run(
     create_only: Annotated[
         bool, typer.Option(help="Store it and its schedule; play later with `resume ID`.")
     ] = False,
+    gauntlet: Annotated[
+        bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Create a round-robin tournament, play it with a progress bar, then show the rankings."""
+    """Create a round-robin (or gauntlet) tournament, play it with a progress bar, then show
+    the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     with open_store(db) as store:
         tournament = store.create_tournament(
@@ -301,6 +305,7 @@ def tournament_run(
             seed=seed,
             clock_ms=move_ms,
             bank_ms=bank_ms,
+            format="gauntlet" if gauntlet else "round_robin",
         )
         assert tournament.id is not None
         scheduled = store.tournament_status(tournament.id).scheduled

@@ -148,6 +148,36 @@ def round_robin(
     return matches
 
 
+def gauntlet(
+    bot_ids: Sequence[int], seats: int, *, seed: int, rounds: int = 1
+) -> list[ScheduledMatch]:
+    """One bot against the field: bot_ids[0] sits at every table of seats-1 others drawn from
+    the rest, each table in every rotation on one seed, `rounds` times with fresh seeds."""
+    ids = list(bot_ids)
+    if len(set(ids)) != len(ids):
+        raise ScheduleError(f"entrants must be distinct; got {ids}")
+    check_entrants(len(ids), seats)
+    if rounds < 1:
+        raise ScheduleError(f"rounds must be at least 1, not {rounds}")
+    layout = [(0, *rest) for rest in itertools.combinations(range(1, len(ids)), seats - 1)]
+    seeds = _distinct_seeds(seed, rounds * len(layout))
+    matches: list[ScheduledMatch] = []
+    for round_no in range(rounds):
+        for table_no, table in enumerate(layout):
+            for rotation, positions in enumerate(rotations(table)):
+                matches.append(
+                    ScheduledMatch(
+                        index=len(matches),
+                        round=round_no,
+                        table=table_no,
+                        rotation=rotation,
+                        seed=seeds[round_no * len(layout) + table_no],
+                        seats=tuple(ids[p] for p in positions),
+                    )
+                )
+    return matches
+
+
 def _round_layouts(layout: list[Table], entrants: int, rounds: int) -> list[list[Table]]:
     """The layout relabelled per round so that appearances stay even over all rounds."""
     # Relabelling keeps every pair meeting; giving the most used positions to the bots that

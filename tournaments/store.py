@@ -31,6 +31,7 @@ from tournaments.errors import (
     MatchAlreadyFinishedError,
     MatchStateError,
     ResultError,
+    ScheduleError,
     StorageError,
     UnknownBotError,
     UnknownMatchError,
@@ -49,9 +50,10 @@ from tournaments.models import (
     utc_now,
 )
 from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_match, placements
-from tournaments.schedule import SEED_LIMIT, round_robin
+from tournaments.schedule import SEED_LIMIT, gauntlet, round_robin
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+FORMATS = ("round_robin", "gauntlet")
 UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
 
 _WRITE_LOCKS: dict[str, threading.Lock] = {}
@@ -263,9 +265,15 @@ class Store:
         bank_ms: int = 0,
         trueskill: TrueSkillSettings | None = None,
         name: str | None = None,
+        format: str = "round_robin",
     ) -> Tournament:
-        """Store a round robin of entrants (bot ids or names) and all its matches, pending."""
+        """Store a tournament of entrants (bot ids or names) and all its matches, pending.
+
+        `format` is "round_robin", or "gauntlet": the first entrant meets the field at every
+        table of the others."""
         # Unknown games, options, bots and impossible schedules all raise before any write.
+        if format not in FORMATS:
+            raise ScheduleError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
         spec = get_game(game).spec
         n = spec.check_seats(seats)
         resolved = spec.resolve(options)
@@ -277,12 +285,19 @@ class Store:
         with self._write() as session:
             bots = [self._bot(session, key, include_removed=False) for key in entrants]
             bot_ids = [b.id for b in bots if b.id is not None]
-            schedule = round_robin(bot_ids, n, seed=master_seed, rounds=rounds, tables=tables)
+            if format == "gauntlet":
+                if tables is not None:
+                    raise ScheduleError(
+                        "a gauntlet plays every table; --tables is for round robins"
+                    )
+                schedule = gauntlet(bot_ids, n, seed=master_seed, rounds=rounds)
+            else:
+                schedule = round_robin(bot_ids, n, seed=master_seed, rounds=rounds, tables=tables)
             tournament = Tournament(
                 name=name,
                 game=spec.name,
                 options=dict(resolved),
-                format="round_robin",
+                format=format,
                 seats=n,
                 rounds=rounds,
                 tables=tables,

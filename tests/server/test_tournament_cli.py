@@ -281,3 +281,39 @@ def test_create_only_then_resume_then_replay_detects_a_tampered_record(tmp_path:
         session.commit()
     run = cli("match", "replay", str(match_id), db=db, check=False)
     assert run.returncode == 2 and "but [99.0, 0.0, 0.0] is stored" in run.stderr
+
+
+def test_gauntlet_pits_the_first_bot_against_the_field(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    register(db)
+    out = cli(
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "rules,rand1,rand2,rand3",
+        "--gauntlet",
+        "--create-only",
+        db=db,
+    ).stdout
+    assert "9 matches" in out  # 3 tables of the challenger + 2 of 3 others, 3 rotations each
+    bad = cli(
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "rules,rand1,rand2,rand3",
+        "--gauntlet",
+        "--tables",
+        "2",
+        db=db,
+        check=False,
+    )
+    assert bad.returncode == 2 and "gauntlet" in bad.stderr
+    cli("tournament", "resume", "1", db=db)
+    with Store(db) as store:
+        rules = store.get_bot("rules").id
+        matches = store.matches(1)
+        assert store.get_tournament(1).format == "gauntlet"
+        assert len(matches) == 9 and all(rules in m.seats for m in matches)
+        assert_complete_and_consistent(store, 1)

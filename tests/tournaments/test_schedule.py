@@ -139,3 +139,26 @@ def test_schedules_are_pure_functions_of_their_inputs() -> None:
     # the balanced search does not shift the seed stream
     assert [m.seed for m in round_robin(ids, 3, seed=42, tables=9)][:3] == [m.seed for m in a][:3]
     assert all(0 <= m.seed < 2**53 for m in a)
+
+
+@pytest.mark.parametrize(("entrants", "seats"), [(5, 3), (6, 3), (6, 5), (8, 5)])
+def test_gauntlet_puts_the_challenger_at_every_table_in_every_seat(
+    entrants: int, seats: int
+) -> None:
+    from tournaments.schedule import gauntlet
+
+    ids = list(range(100, 100 + entrants))
+    schedule = gauntlet(ids, seats, seed=3, rounds=2)
+    assert len(schedule) == 2 * math.comb(entrants - 1, seats - 1) * seats
+    assert [m.index for m in schedule] == list(range(len(schedule)))
+    assert all(ids[0] in m.seats for m in schedule)
+    seat_counts = Counter(m.seats.index(ids[0]) for m in schedule)
+    assert len(set(seat_counts.values())) == 1 and len(seat_counts) == seats
+    fields = Counter(frozenset(m.seats) - {ids[0]} for m in schedule if m.rotation == 0)
+    assert set(fields.values()) == {2}
+    assert len(fields) == math.comb(entrants - 1, seats - 1)
+    by_table = {}
+    for m in schedule:
+        by_table.setdefault((m.round, m.table), set()).add(m.seed)
+    assert all(len(s) == 1 for s in by_table.values())
+    assert len({next(iter(s)) for s in by_table.values()}) == len(by_table)
