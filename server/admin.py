@@ -145,6 +145,7 @@ class AdminService(admin_pb2_grpc.AdminServicer):
                 seed=request.seed if request.HasField("seed") else None,
                 clock_ms=request.move_ms or None,
                 bank_ms=request.bank_ms,
+                format=request.format or "round_robin",
             )
             return self.store.tournament_status(t.id or 0)
 

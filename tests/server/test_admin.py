@@ -110,6 +110,13 @@ def test_admin_refuses_a_wrong_token_and_names_bad_input(served: str) -> None:
             )
         assert err.value.code() == grpc.StatusCode.NOT_FOUND and "chess" in err.value.details()
         with pytest.raises(grpc.RpcError) as err:
+            admin.CreateTournament(
+                pb.CreateTournamentRequest(game="knaves", bots=["x"], format="swiss"),
+                metadata=AUTH,
+            )
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "unknown format 'swiss'" in err.value.details()
+        with pytest.raises(grpc.RpcError) as err:
             admin.AddBot(pb.AddBotRequest(name="bad name"), metadata=AUTH)
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63\x61rdshark/v1/admin.proto\x12\x0c\x63\x61rdshark.v1\x1a\x1cgoogle/protobuf/struct.proto\"E\n\x07\x42otInfo\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x01(\t\x12\x0f\n\x07\x63reated\x18\x04 \x01(\t\".\n\rAddBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"C\n\x0e\x41\x64\x64\x42otResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.cardshark.v1.BotInfo\x12\r\n\x05token\x18\x02 \x01(\t\"\x11\n\x0fListBotsRequest\"7\n\x10ListBotsResponse\x12#\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x15.cardshark.v1.BotInfo\" \n\x10RemoveBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"$\n\x11RemoveBotResponse\x12\x0f\n\x07outcome\x18\x01 \x01(\t\"\x12\n\x10ListGamesRequest\"\x8e\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bseat_counts\x18\x03 \x03(\x05\x12\x15\n\rdefault_seats\x18\x04 \x01(\x05\x12\x0f\n\x07move_ms\x18\x05 \x01(\x05\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\":\n\x11ListGamesResponse\x12%\n\x05games\x18\x01 \x03(\x0b\x32\x16.cardshark.v1.GameInfo\"\xeb\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0e\n\x06rounds\x18\x03 \x01(\x05\x12\x13\n\x06tables\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x12\n\x05seats\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0f\n\x07move_ms\x18\x07 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x08 \x01(\x05\x12\x11\n\x04seed\x18\t \x01(\x03H\x02\x88\x01\x01\x42\t\n\x07_tablesB\x08\n\x06_seatsB\x07\n\x05_seed\"P\n\x18\x43reateTournamentResponse\x12\x34\n\ntournament\x18\x01 \x01(\x0b\x32 .cardshark.v1.TournamentProgress\"B\n\x14RunTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x02 \x01(\x05\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\"-\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\"\x85\x01\n\x12TournamentProgress\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x05\x12\x11\n\tscheduled\x18\x05 \x01(\x05\x12\x15\n\rlast_match_id\x18\x06 \x01(\x05\"\x18\n\x16ListTournamentsRequest\"P\n\x17ListTournamentsResponse\x12\x35\n\x0btournaments\x18\x01 \x03(\x0b\x32 .cardshark.v1.TournamentProgress\"\"\n\x12GetRankingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"\x8d\x01\n\nRankingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x14\n\x0c\x63onservative\x18\x05 \x01(\x01\x12\x0f\n\x07matches\x18\x06 \x01(\x05\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\x05\"=\n\x13GetRankingsResponse\x12&\n\x04rows\x18\x01 \x03(\x0b\x32\x18.cardshark.v1.RankingRow\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x05\"\xac\x01\n\x10GetMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\x05\x12\x15\n\rtournament_id\x18\x02 \x01(\x05\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\r\n\x05seats\x18\x04 \x03(\t\x12\'\n\x06result\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x06record\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct2\xa2\x07\n\x05\x41\x64min\x12\x43\n\x06\x41\x64\x64\x42ot\x12\x1b.cardshark.v1.AddBotRequest\x1a\x1c.cardshark.v1.AddBotResponse\x12I\n\x08ListBots\x12\x1d.cardshark.v1.ListBotsRequest\x1a\x1e.cardshark.v1.ListBotsResponse\x12L\n\tRemoveBot\x12\x1e.cardshark.v1.RemoveBotRequest\x1a\x1f.cardshark.v1.RemoveBotResponse\x12L\n\tListGames\x12\x1e.cardshark.v1.ListGamesRequest\x1a\x1f.cardshark.v1.ListGamesResponse\x12\x61\n\x10\x43reateTournament\x12%.cardshark.v1.CreateTournamentRequest\x1a&.cardshark.v1.CreateTournamentResponse\x12W\n\rRunTournament\x12\".cardshark.v1.RunTournamentRequest\x1a .cardshark.v1.TournamentProgress0\x01\x12[\n\x10\x43\x61ncelTournament\x12%.cardshark.v1.CancelTournamentRequest\x1a .cardshark.v1.TournamentProgress\x12U\n\rGetTournament\x12\".cardshark.v1.GetTournamentRequest\x1a .cardshark.v1.TournamentProgress\x12^\n\x0fListTournaments\x12$.cardshark.v1.ListTournamentsRequest\x1a%.cardshark.v1.ListTournamentsResponse\x12R\n\x0bGetRankings\x12 .cardshark.v1.GetRankingsRequest\x1a!.cardshark.v1.GetRankingsResponse\x12I\n\x08GetMatch\x12\x1d.cardshark.v1.GetMatchRequest\x1a\x1e.cardshark.v1.GetMatchResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63\x61rdshark/v1/admin.proto\x12\x0c\x63\x61rdshark.v1\x1a\x1cgoogle/protobuf/struct.proto\"E\n\x07\x42otInfo\x12\n\n\x02id\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x03 \x01(\t\x12\x0f\n\x07\x63reated\x18\x04 \x01(\t\".\n\rAddBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07\x63ommand\x18\x02 \x01(\t\"C\n\x0e\x41\x64\x64\x42otResponse\x12\"\n\x03\x62ot\x18\x01 \x01(\x0b\x32\x15.cardshark.v1.BotInfo\x12\r\n\x05token\x18\x02 \x01(\t\"\x11\n\x0fListBotsRequest\"7\n\x10ListBotsResponse\x12#\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x15.cardshark.v1.BotInfo\" \n\x10RemoveBotRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"$\n\x11RemoveBotResponse\x12\x0f\n\x07outcome\x18\x01 \x01(\t\"\x12\n\x10ListGamesRequest\"\x8e\x01\n\x08GameInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x13\n\x0bseat_counts\x18\x03 \x03(\x05\x12\x15\n\rdefault_seats\x18\x04 \x01(\x05\x12\x0f\n\x07move_ms\x18\x05 \x01(\x05\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\":\n\x11ListGamesResponse\x12%\n\x05games\x18\x01 \x03(\x0b\x32\x16.cardshark.v1.GameInfo\"\xfb\x01\n\x17\x43reateTournamentRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12\x0e\n\x06rounds\x18\x03 \x01(\x05\x12\x13\n\x06tables\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x12\n\x05seats\x18\x05 \x01(\x05H\x01\x88\x01\x01\x12(\n\x07options\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0f\n\x07move_ms\x18\x07 \x01(\x05\x12\x0f\n\x07\x62\x61nk_ms\x18\x08 \x01(\x05\x12\x11\n\x04seed\x18\t \x01(\x03H\x02\x88\x01\x01\x12\x0e\n\x06\x66ormat\x18\n \x01(\tB\t\n\x07_tablesB\x08\n\x06_seatsB\x07\n\x05_seed\"P\n\x18\x43reateTournamentResponse\x12\x34\n\ntournament\x18\x01 \x01(\x0b\x32 .cardshark.v1.TournamentProgress\"B\n\x14RunTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\x12\x13\n\x0b\x63oncurrency\x18\x02 \x01(\x05\"0\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\"-\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\"\x85\x01\n\x12TournamentProgress\x12\x15\n\rtournament_id\x18\x01 \x01(\x05\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\x10\n\x08\x66inished\x18\x04 \x01(\x05\x12\x11\n\tscheduled\x18\x05 \x01(\x05\x12\x15\n\rlast_match_id\x18\x06 \x01(\x05\"\x18\n\x16ListTournamentsRequest\"P\n\x17ListTournamentsResponse\x12\x35\n\x0btournaments\x18\x01 \x03(\x0b\x32 .cardshark.v1.TournamentProgress\"\"\n\x12GetRankingsRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\"\x8d\x01\n\nRankingRow\x12\x0c\n\x04rank\x18\x01 \x01(\x05\x12\x0b\n\x03\x62ot\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x14\n\x0c\x63onservative\x18\x05 \x01(\x01\x12\x0f\n\x07matches\x18\x06 \x01(\x05\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x0e\n\x06\x66\x61ults\x18\x08 \x01(\x05\"=\n\x13GetRankingsResponse\x12&\n\x04rows\x18\x01 \x03(\x0b\x32\x18.cardshark.v1.RankingRow\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\x05\"\xac\x01\n\x10GetMatchResponse\x12\x10\n\x08match_id\x18\x01 \x01(\x05\x12\x15\n\rtournament_id\x18\x02 \x01(\x05\x12\x0e\n\x06status\x18\x03 \x01(\t\x12\r\n\x05seats\x18\x04 \x03(\t\x12\'\n\x06result\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\'\n\x06record\x18\x06 \x01(\x0b\x32\x17.google.protobuf.Struct2\xa2\x07\n\x05\x41\x64min\x12\x43\n\x06\x41\x64\x64\x42ot\x12\x1b.cardshark.v1.AddBotRequest\x1a\x1c.cardshark.v1.AddBotResponse\x12I\n\x08ListBots\x12\x1d.cardshark.v1.ListBotsRequest\x1a\x1e.cardshark.v1.ListBotsResponse\x12L\n\tRemoveBot\x12\x1e.cardshark.v1.RemoveBotRequest\x1a\x1f.cardshark.v1.RemoveBotResponse\x12L\n\tListGames\x12\x1e.cardshark.v1.ListGamesRequest\x1a\x1f.cardshark.v1.ListGamesResponse\x12\x61\n\x10\x43reateTournament\x12%.cardshark.v1.CreateTournamentRequest\x1a&.cardshark.v1.CreateTournamentResponse\x12W\n\rRunTournament\x12\".cardshark.v1.RunTournamentRequest\x1a .cardshark.v1.TournamentProgress0\x01\x12[\n\x10\x43\x61ncelTournament\x12%.cardshark.v1.CancelTournamentRequest\x1a .cardshark.v1.TournamentProgress\x12U\n\rGetTournament\x12\".cardshark.v1.GetTournamentRequest\x1a .cardshark.v1.TournamentProgress\x12^\n\x0fListTournaments\x12$.cardshark.v1.ListTournamentsRequest\x1a%.cardshark.v1.ListTournamentsResponse\x12R\n\x0bGetRankings\x12 .cardshark.v1.GetRankingsRequest\x1a!.cardshark.v1.GetRankingsResponse\x12I\n\x08GetMatch\x12\x1d.cardshark.v1.GetMatchRequest\x1a\x1e.cardshark.v1.GetMatchResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -53,31 +53,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_LISTGAMESRESPONSE']._serialized_start=573
   _globals['_LISTGAMESRESPONSE']._serialized_end=631
   _globals['_CREATETOURNAMENTREQUEST']._serialized_start=634
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=869
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=871
-  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=951
-  _globals['_RUNTOURNAMENTREQUEST']._serialized_start=953
-  _globals['_RUNTOURNAMENTREQUEST']._serialized_end=1019
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1021
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1069
-  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1071
-  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1116
-  _globals['_TOURNAMENTPROGRESS']._serialized_start=1119
-  _globals['_TOURNAMENTPROGRESS']._serialized_end=1252
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1254
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1278
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1280
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1360
-  _globals['_GETRANKINGSREQUEST']._serialized_start=1362
-  _globals['_GETRANKINGSREQUEST']._serialized_end=1396
-  _globals['_RANKINGROW']._serialized_start=1399
-  _globals['_RANKINGROW']._serialized_end=1540
-  _globals['_GETRANKINGSRESPONSE']._serialized_start=1542
-  _globals['_GETRANKINGSRESPONSE']._serialized_end=1603
-  _globals['_GETMATCHREQUEST']._serialized_start=1605
-  _globals['_GETMATCHREQUEST']._serialized_end=1640
-  _globals['_GETMATCHRESPONSE']._serialized_start=1643
-  _globals['_GETMATCHRESPONSE']._serialized_end=1815
-  _globals['_ADMIN']._serialized_start=1818
-  _globals['_ADMIN']._serialized_end=2748
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=885
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_start=887
+  _globals['_CREATETOURNAMENTRESPONSE']._serialized_end=967
+  _globals['_RUNTOURNAMENTREQUEST']._serialized_start=969
+  _globals['_RUNTOURNAMENTREQUEST']._serialized_end=1035
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1037
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1085
+  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1087
+  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1132
+  _globals['_TOURNAMENTPROGRESS']._serialized_start=1135
+  _globals['_TOURNAMENTPROGRESS']._serialized_end=1268
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1270
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1294
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1296
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1376
+  _globals['_GETRANKINGSREQUEST']._serialized_start=1378
+  _globals['_GETRANKINGSREQUEST']._serialized_end=1412
+  _globals['_RANKINGROW']._serialized_start=1415
+  _globals['_RANKINGROW']._serialized_end=1556
+  _globals['_GETRANKINGSRESPONSE']._serialized_start=1558
+  _globals['_GETRANKINGSRESPONSE']._serialized_end=1619
+  _globals['_GETMATCHREQUEST']._serialized_start=1621
+  _globals['_GETMATCHREQUEST']._serialized_end=1656
+  _globals['_GETMATCHRESPONSE']._serialized_start=1659
+  _globals['_GETMATCHRESPONSE']._serialized_end=1831
+  _globals['_ADMIN']._serialized_start=1834
+  _globals['_ADMIN']._serialized_end=2764
 # @@protoc_insertion_point(module_scope)

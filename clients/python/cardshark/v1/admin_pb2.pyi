@@ -84,7 +84,7 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
-    __slots__ = ("game", "bots", "rounds", "tables", "seats", "options", "move_ms", "bank_ms", "seed")
+    __slots__ = ("game", "bots", "rounds", "tables", "seats", "options", "move_ms", "bank_ms", "seed", "format")
     GAME_FIELD_NUMBER: _ClassVar[int]
     BOTS_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +94,7 @@ class CreateTournamentRequest(_message.Message):
     MOVE_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
     game: str
     bots: _containers.RepeatedScalarFieldContainer[str]
     rounds: int
@@ -103,7 +104,8 @@ class CreateTournamentRequest(_message.Message):
     move_ms: int
     bank_ms: int
     seed: int
-    def __init__(self, game: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., rounds: _Optional[int] = ..., tables: _Optional[int] = ..., seats: _Optional[int] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., seed: _Optional[int] = ...) -> None: ...
+    format: str
+    def __init__(self, game: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., rounds: _Optional[int] = ..., tables: _Optional[int] = ..., seats: _Optional[int] = ..., options: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., seed: _Optional[int] = ..., format: _Optional[str] = ...) -> None: ...
 
 class CreateTournamentResponse(_message.Message):
     __slots__ = ("tournament",)
