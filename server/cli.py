@@ -291,8 +291,7 @@ def tournament_run(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Create a round-robin (or gauntlet) tournament, play it with a progress bar, then show
-    the rankings."""
+    """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     with open_store(db) as store:
         tournament = store.create_tournament(
@@ -512,8 +511,7 @@ def serve(
     ] = 8080,
     db: DbOption = None,
 ) -> None:
-    """Run the referee server: bots connect with their tokens; tools use the Admin service;
-    people read leaderboards and replays on the web page."""
+    """Run the referee for bots, the Admin service for tools and the web page for people."""
     from server.admin import AdminService
     from server.arena import Arena
     from server.tournament_runner import database_authenticator
