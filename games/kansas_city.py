@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
 from games.cards import seeded_rng
 
@@ -156,6 +158,7 @@ class KansasCity(Game[KansasCityState]):
         state.void = [{} for _ in range(n)]
         state.upgraded_at = {}
 
+    @override
     def to_act(self, state: KansasCityState) -> int | None:
         phase = state.phase
         if phase == PHASE_PLAY:
@@ -351,6 +354,7 @@ class KansasCity(Game[KansasCityState]):
             for t in state.tricks
         ]
 
+    @override
     def view(self, state: KansasCityState, seat: int) -> View:
         n = state.seats
         public = bool(state.options["numbers_public"])
@@ -395,9 +399,11 @@ class KansasCity(Game[KansasCityState]):
             "to_act": -1 if to_act is None else to_act,
         }
 
+    @override
     def scores(self, state: KansasCityState) -> list[int]:
         return list(state.totals)
 
+    @override
     def public_label(self, state: KansasCityState, action_id: str) -> str:
         # Passed and upgraded faces stay secret forever (KC3): show numbers only.
         kind, _, card = action_id.partition(":")
@@ -407,14 +413,17 @@ class KansasCity(Game[KansasCityState]):
             return f"pass:{NUM[card]}" if state.options["numbers_public"] else "pass"
         return action_id
 
+    @override
     def hand_records(self, state: KansasCityState) -> list[HandRecord]:
         return state.records
 
+    @override
     def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
         tricks = HAND_SIZE[seats]
         per_hand = PASS_COUNT * seats + tricks * seats + (seats - 1) * (tricks - 1)
         return int(options["hands"]) * per_hand
 
+    @override
     def all_action_ids(self, state: KansasCityState) -> list[str]:
         return (
             [PASS[c].id for c in DECK]
@@ -448,10 +457,12 @@ class KansasCity(Game[KansasCityState]):
                     slots.append(_Slot(p, "played", i, j, NUM[c], state.upgraded_at[c], c))
         return slots
 
+    @override
     def hidden_cards(self, state: KansasCityState, seat: int) -> set[str]:
         known = set() if state.phase == PHASE_PASS else set(state.passed[seat])
         return {s.face for s in self._slots(state, seat)} - known
 
+    @override
     def resample(self, state: KansasCityState, seat: int, rng: random.Random) -> KansasCityState:
         out = self.clone(state)
         out.legal_cache = None

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
 from games.cards import seeded_rng
 from games.kill_cards import (
@@ -317,6 +319,7 @@ class Kill(Game[KillState]):
 
     # --- the interface ---------------------------------------------------------------------
 
+    @override
     def to_act(self, state: KillState) -> int | None:
         if state.over:
             return None
@@ -482,6 +485,7 @@ class Kill(Game[KillState]):
                 log.append(_event("claim_joker", a, "", shown, p))
                 self._next_turn(s)
 
+    @override
     def view(self, state: KillState, seat: int) -> View:
         s = state
         over = s.over
@@ -507,12 +511,15 @@ class Kill(Game[KillState]):
             "events": [_event_dict(e, seat) for e in s.log],
         }
 
+    @override
     def scores(self, state: KillState) -> list[int]:
         return list(state.totals)
 
+    @override
     def hands_finished(self, state: KillState) -> int:
         return len(state.rounds)
 
+    @override
     def hand_records(self, state: KillState) -> list[HandRecord]:
         return [
             {
@@ -531,10 +538,12 @@ class Kill(Game[KillState]):
             for r in state.rounds
         ]
 
+    @override
     def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
         # A turn is at most: draw, two-card, the recipient's discard, a post-move claim.
         return int(options["max_rounds"]) * int(options["turn_cap"]) * 4
 
+    @override
     def all_action_ids(self, state: KillState) -> list[str]:
         n = state.seats
         ids = [a.id for a in SIMPLE]
@@ -543,6 +552,7 @@ class Kill(Game[KillState]):
         ids += [a.id for (_, _, p), a in TWO.items() if p < n]
         return ids
 
+    @override
     def hidden_cards(self, state: KillState, seat: int) -> set[str]:
         known = set(state.hands[seat])
         for e in state.log:
@@ -574,6 +584,7 @@ class Kill(Game[KillState]):
             )
         return advance(state.seats, state.log, know)
 
+    @override
     def resample(self, state: KillState, seat: int, rng: random.Random) -> KillState:
         out = self.clone(state)
         if out.over:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, OptionValue, View
 from games.cards import rank_value, seeded_rng, standard_deck
 
@@ -73,6 +75,7 @@ class Knaves(Game[KnavesState]):
         state.penalties = [0] * SEATS
         state.void = [set() for _ in range(SEATS)]
 
+    @override
     def to_act(self, state: KnavesState) -> int | None:
         if state.over:
             return None
@@ -137,6 +140,7 @@ class Knaves(Game[KnavesState]):
         state.dealer = (state.dealer + 1) % SEATS
         self._deal(state)
 
+    @override
     def view(self, state: KnavesState, seat: int) -> View:
         return {
             "seat": seat,
@@ -154,21 +158,27 @@ class Knaves(Game[KnavesState]):
             "to_act": self.to_act(state) if not state.over else -1,
         }
 
+    @override
     def scores(self, state: KnavesState) -> list[int]:
         return list(state.totals)
 
+    @override
     def hand_records(self, state: KnavesState) -> list[HandRecord]:
         return state.records
 
+    @override
     def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
         return MAX_DEALS * 51
 
+    @override
     def all_action_ids(self, state: KnavesState) -> list[str]:
         return [PLAY[c].id for c in DECK]
 
+    @override
     def hidden_cards(self, state: KnavesState, seat: int) -> set[str]:
         return {c for p in range(SEATS) if p != seat for c in state.hands[p]}
 
+    @override
     def resample(self, state: KnavesState, seat: int, rng: random.Random) -> KnavesState:
         out = self.clone(state)
         others = [p for p in range(SEATS) if p != seat]

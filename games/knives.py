@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
 from games.cards import seeded_rng
 
@@ -285,6 +287,7 @@ class Knives(Game[KnivesState]):
             state.phase = DECLARE
             state.actor = state.dealer
 
+    @override
     def to_act(self, state: KnivesState) -> int | None:
         return None if state.over else state.actor
 
@@ -489,6 +492,7 @@ class Knives(Game[KnivesState]):
             for s, a, t in state.auction
         ]
 
+    @override
     def view(self, state: KnivesState, seat: int) -> View:
         banker = state.banker
         shadow = -1
@@ -532,17 +536,21 @@ class Knives(Game[KnivesState]):
             ],
         }
 
+    @override
     def scores(self, state: KnivesState) -> list[int]:
         return list(state.totals)
 
+    @override
     def hand_records(self, state: KnivesState) -> list[HandRecord]:
         return state.records
 
+    @override
     def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
         target = int(options.get("target", 10))
         # every hand awards at least 2 points, so 5(T-1) points can be shared out without a winner
         return (5 * (target - 1) // 2 + 1) * DECISIONS_PER_HAND
 
+    @override
     def all_action_ids(self, state: KnivesState) -> list[str]:
         return list(ALL_IDS)
 
@@ -555,6 +563,7 @@ class Knives(Game[KnivesState]):
         shown = state.revealed if state.reveal_done else []
         return [c for c in state.bank if c not in shown]
 
+    @override
     def hidden_cards(self, state: KnivesState, seat: int) -> set[str]:
         hidden = {c for p in range(SEATS) if p != seat for c in state.hands[p]}
         if state.banker >= 0 and seat != state.banker:
@@ -562,6 +571,7 @@ class Knives(Game[KnivesState]):
         hidden.update(self._bank_hidden(state, seat))
         return hidden
 
+    @override
     def resample(self, state: KnivesState, seat: int, rng: random.Random) -> KnivesState:
         out = self.clone(state)
         if state.over:

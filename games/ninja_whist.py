@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from typing_extensions import override
+
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
 from games.cards import seeded_rng
 from games.errors import BadOptionError
@@ -219,6 +221,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         state.void = [set() for _ in range(n)]
         state.start_scores = self.scores(state)
 
+    @override
     def to_act(self, state: NinjaWhistState) -> int | None:
         return None if state.phase == PHASE_OVER else state.actor
 
@@ -401,6 +404,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         state.dealer = (state.dealer + 1) % n
         self._deal(state)
 
+    @override
     def view(self, state: NinjaWhistState, seat: int) -> View:
         over = state.phase == PHASE_OVER
         mine = state.phase == PHASE_ATTACH and state.actor == seat
@@ -435,6 +439,7 @@ class NinjaWhist(Game[NinjaWhistState]):
             "to_act": -1 if over else state.actor,
         }
 
+    @override
     def scores(self, state: NinjaWhistState) -> list[int]:
         out = [
             10 * state.score_tokens[p] + sum(ICONS[t] for t in state.score_areas[p])
@@ -445,9 +450,11 @@ class NinjaWhist(Game[NinjaWhistState]):
             out[state.actor] += sum(ICONS[t] for t in state.pending_tokens)
         return out
 
+    @override
     def hand_records(self, state: NinjaWhistState) -> list[HandRecord]:
         return state.records
 
+    @override
     def decision_bound(self, seats: int, options: Mapping[str, OptionValue]) -> int:
         sizes = schedule(seats, bool(options.get("double_max", False)))
         tricks = sum(sizes)
@@ -455,6 +462,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         # token only enters score areas at a round end, one per trick of that round.
         return seats * len(sizes) + tricks * (2 * seats + 2)
 
+    @override
     def all_action_ids(self, state: NinjaWhistState) -> list[str]:
         ids = [b.id for b in BID[: state.top + 1]]
         ids += [a.id for a in PLAY.values()]
@@ -464,6 +472,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         ids += [a.id for p in range(state.seats) for a in TAKE[p].values()]
         return ids
 
+    @override
     def hidden_cards(self, state: NinjaWhistState, seat: int) -> set[str]:
         hidden = {c for p in range(state.seats) if p != seat for c in state.hands[p]}
         hidden.update(state.undealt)
@@ -471,6 +480,7 @@ class NinjaWhist(Game[NinjaWhistState]):
             hidden.add(state.pending_card)
         return hidden
 
+    @override
     def resample(self, state: NinjaWhistState, seat: int, rng: random.Random) -> NinjaWhistState:
         out = self.clone(state)
         # Stock order is hidden from everyone, so future draws are re-randomised too.

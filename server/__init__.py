@@ -1,0 +1,1 @@
+"""The referee: gRPC services, the match loop, bot processes, the CLI and the web page."""
