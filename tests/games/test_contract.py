@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -87,6 +88,34 @@ def test_each_option_value_keeps_the_contract(name: str, option: str, value: obj
     game = get_game(name)
     played = [check_match(game, 17, n, {option: value}, 29) for n in game.spec.seat_counts]
     assert any(played), f"no seat count accepts {option}={value!r}"
+
+
+def combination_cases() -> list[tuple[str, dict[str, Any]]]:
+    """Every combination of every game's switch options (booleans and named modes); numeric
+    options stay at their defaults (the single-option test moves them)."""
+    cases = []
+    for name, game in GAMES.items():
+        switches = [o for o in game.spec.options if isinstance(o.default, bool | str)]
+        for values in itertools.product(*(list(o.allowed) for o in switches)):
+            cases.append((name, {o.name: v for o, v in zip(switches, values, strict=True)}))
+    return cases
+
+
+COMBINATIONS = combination_cases()
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    COMBINATIONS,
+    ids=[f"{n}-" + ",".join(f"{k}={v}" for k, v in o.items()) for n, o in COMBINATIONS],
+)
+def test_every_combination_of_switches_keeps_the_contract(
+    name: str, options: dict[str, Any]
+) -> None:
+    """Every option combination that changes play, one seeded match per seat count."""
+    game = get_game(name)
+    played = [check_match(game, 23, n, options, 31) for n in game.spec.seat_counts]
+    assert any(played), f"no seat count accepts {options}"
 
 
 def check_match(
