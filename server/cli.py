@@ -156,13 +156,17 @@ def bot_add(
         str | None, typer.Option(help="Command that starts the bot (managed).")
     ] = None,
     db: DbOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Register a bot and print its token (shown only this once)."""
     with open_store(db) as store:
         bot, token = store.add_bot(name, command)
+    if as_json:
+        print(json.dumps({"id": bot.id, "name": bot.name, "token": token}))
+        return
     console.print(f"bot [bold]{bot.name}[/] registered (id {bot.id})")
     console.print(f"token: {token}", highlight=False, soft_wrap=True)
-    console.print("keep the token: it is stored only as a hash and cannot be shown again")
+    console.print("Keep it safe: it is stored only as a hash and cannot be shown again.")
 
 
 @bot_app.command("list")

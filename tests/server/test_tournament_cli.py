@@ -43,7 +43,7 @@ def cli(*args: str, db: str, check: bool = True) -> subprocess.CompletedProcess[
 def register(db: str) -> None:
     for name, command in BOTS.items():
         out = cli("bot", "add", name, "--command", command, db=db).stdout
-        assert "token:" in out
+        assert len([line for line in out.splitlines() if line.startswith("token: ")]) == 1
 
 
 def ratings_snapshot(store: Store, game: str) -> dict[int, tuple[float, float, int]]:
@@ -227,6 +227,56 @@ def test_match_show_is_a_readable_transcript(tmp_path: Path) -> None:
     assert first_action in out and "hand 0 ended: scores" in out
     assert all(name in out for name in names.values())
     assert f"scores {(match.result or {})['scores']}" in out
+
+
+def test_a_remote_bot_plays_with_its_token(tmp_path: Path) -> None:
+    """A bot the server does not start: registered without a command, dials in itself."""
+    import json
+
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    register(db)
+    token = json.loads(cli("bot", "add", "remote", "--json", db=db).stdout)["token"]
+    port = free_port()
+    bot = subprocess.Popen(
+        [
+            sys.executable,
+            str(EXAMPLES / "random_bot.py"),
+            "--server",
+            f"127.0.0.1:{port}",
+            "--token",
+            token,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        run = cli(
+            "tournament",
+            "run",
+            "knaves",
+            "--bots",
+            "remote,rules,rand1",
+            "--port",
+            str(port),
+            db=db,
+        )
+    finally:
+        bot.kill()
+        bot.wait()
+    assert f"remote bots remote: start them with --server 127.0.0.1:{port}" in run.stdout
+    with Store(db) as store:
+        rows = {r.bot: r for r in store.rankings("knaves")}
+        assert rows["remote"].matches == 3 and rows["remote"].faults == 0
+
+
+def free_port() -> int:
+    """A port that was free a moment ago."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def test_busy_referee_port_is_one_clear_line(tmp_path: Path) -> None:
