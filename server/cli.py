@@ -408,8 +408,12 @@ def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
         print(json.dumps([r.__dict__ for r in rows], indent=2))
         return
     table = Table(title=f"Rankings: {game}")
+    widest = max((len(r.bot) for r in rows), default=3)
     for column in ("rank", "bot", "μ", "σ", "μ−3σ", "matches", "mean score", "faults"):
-        table.add_column(column, justify="right" if column != "bot" else "left")
+        if column == "bot":
+            table.add_column(column, no_wrap=True, min_width=widest)  # names are never cut
+        else:
+            table.add_column(column, justify="right")
     for r in rows:
         table.add_row(
             str(r.rank),
@@ -570,34 +574,36 @@ async def start_web(store: Store, host: str, port: int) -> Any:
     return server
 
 
-DEMO_BOTS = {
-    "demo-rules": "knaves_bot.py",
-    "demo-random-1": "random_bot.py",
-    "demo-random-2": "random_bot.py",
-    "demo-random-3": "random_bot.py",
-}
+def demo_bots(game: str, seats: int) -> dict[str, str]:
+    """The demo's entrants: the game's rule-following example bot and one random bot per seat."""
+    bots = {f"demo-rules-{game}": f"{game.replace('-', '_')}_bot.py"}
+    bots.update({f"demo-random-{i}": "random_bot.py" for i in range(1, seats + 1)})
+    return bots
 
 
 @app.command("demo")
 def demo(
+    game: Annotated[str, typer.Option(help="Any registered game.")] = "knaves",
     concurrency: Annotated[int, typer.Option(min=1)] = 2,
     rounds: Annotated[int, typer.Option(min=1)] = 2,
     db: DbOption = None,
 ) -> None:
-    """A round robin of the example bots at Knaves on the embedded SQLite default."""
+    """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
     with open_store(db) as store:
+        spec = get_game(game).spec
+        entrants = demo_bots(spec.name, spec.default_seats)
         known = {b.name for b in store.list_bots()}
-        for name, script in DEMO_BOTS.items():
+        for name, script in entrants.items():
             if name not in known:
                 store.add_bot(name, shlex.join([sys.executable, str(EXAMPLES / script)]))
-        tournament = store.create_tournament("knaves", list(DEMO_BOTS), rounds=rounds)
+        tournament = store.create_tournament(spec.name, list(entrants), rounds=rounds)
         assert tournament.id is not None
         console.print(
-            f"demo: tournament {tournament.id}, Knaves, {len(DEMO_BOTS)} example bots "
+            f"demo: tournament {tournament.id}, {spec.title}, {len(entrants)} example bots "
             f"(database {store.url})"
         )
         run_with_progress(store, tournament.id, concurrency, 0)
-        show_rankings(store, "knaves")
+        show_rankings(store, spec.name)
 
 
 @app.command(

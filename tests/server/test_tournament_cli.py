@@ -367,3 +367,21 @@ def test_gauntlet_pits_the_first_bot_against_the_field(tmp_path: Path) -> None:
         assert store.get_tournament(1).format == "gauntlet"
         assert len(matches) == 9 and all(rules in m.seats for m in matches)
         assert_complete_and_consistent(store, 1)
+
+
+def test_demo_uses_the_embedded_sqlite_default_and_ends_with_rankings(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "demo", "--rounds", "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "cardshark.db").exists()
+    table = run.stdout[run.stdout.index("Rankings: knaves") :]
+    first_row = [line for line in table.splitlines() if line.startswith("│")][0]
+    assert "demo-rules-knaves" in first_row
+    with Store(f"sqlite:///{tmp_path / 'cardshark.db'}") as store:
+        assert store.tournament_status(1).finished == 12
