@@ -97,6 +97,14 @@ class BotHub:
         self._issued: OrderedDict[int, str] = OrderedDict()
         self._ids = itertools.count(1)
         self.disconnected_at: dict[str, float] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The hub's event loop (asked once: in 3.11 every get_running_loop is a getpid call)."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        return self._loop
 
     def attach(self, session: BotSession) -> None:
         """Make session the live one of its bot (a newer connection replaces an older one)."""
@@ -142,7 +150,7 @@ class BotHub:
 
     def open_request(self, session: BotSession, match: MatchContext, seat: int) -> PendingRequest:
         """Register a new request to session for a seat of a match."""
-        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply] = self.loop.create_future()
         req = PendingRequest(next(self._ids), match, seat, session, future)
         self._requests[req.request_id] = req
         self._issued[req.request_id] = session.identity.bot_id

@@ -130,12 +130,10 @@ class MatchRunner:
         hands_sent = 0
         while (seat := game.to_act(state)) is not None:
             legal = game.legal_actions(state)
-            decision = len(record.actions)
-            fallback = legal[fallback_index(self.seed, decision, len(legal))]
             if self.forfeited[seat]:
-                action, elapsed = fallback, 0.0
+                action, elapsed = self._fallback(legal), 0.0
             else:
-                action, elapsed = await self._ask(state, seat, legal, fallback)
+                action, elapsed = await self._ask(state, seat, legal)
             game.apply(state, action)
             record.actions.append(action.id)
             record.move_ms.append(round(elapsed, 3))
@@ -153,9 +151,7 @@ class MatchRunner:
                 )
                 hands_sent += 1
 
-    async def _ask(
-        self, state: MatchState, seat: int, legal: list[Action], fallback: Action
-    ) -> tuple[Action, float]:
+    async def _ask(self, state: MatchState, seat: int, legal: list[Action]) -> tuple[Action, float]:
         bot = self.bots[seat]
         while True:
             session = self.hub.live(bot.bot_id)
@@ -165,6 +161,7 @@ class MatchRunner:
                 session = await self.hub.wait_for(bot.bot_id, max(0.0, left))
                 if session is None:
                     detail = f"disconnected and not back within {self.clock.grace_s:g} s"
+                    fallback = self._fallback(legal)
                     self.charge(seat, "disconnected", detail, 0, fallback.id)
                     self._forfeit(seat)
                     return fallback, 0.0
@@ -183,13 +180,14 @@ class MatchRunner:
             start = time.monotonic()
             session.send(msg)
             # A timer settles the request at the deadline: one await, no extra task hop.
-            timer = asyncio.get_running_loop().call_later(limit_ms / 1000, self._expire, req)
+            timer = self.hub.loop.call_later(limit_ms / 1000, self._expire, req)
             reply = await req.future
             timer.cancel()
             elapsed = (time.monotonic() - start) * 1000
             if reply.kind == "timeout":
                 self.bank_ms[seat] = 0
                 detail = f"no reply within {limit_ms} ms"
+                fallback = self._fallback(legal)
                 self.charge(seat, "timeout", detail, req.request_id, fallback.id)
                 return fallback, float(limit_ms)
             self.bank_ms[seat] = max(
@@ -197,7 +195,7 @@ class MatchRunner:
             )
             if reply.kind == "disconnected":
                 continue
-            chosen = self._check(seat, req.request_id, reply, legal, fallback, state)
+            chosen = self._check(seat, req.request_id, reply, legal, state)
             return chosen, elapsed
 
     def _check(
@@ -206,10 +204,10 @@ class MatchRunner:
         request_id: int,
         reply: Reply,
         legal: list[Action],
-        fallback: Action,
         state: MatchState,
     ) -> Action:
         if reply.kind == "fault":
+            fallback = self._fallback(legal)
             self.charge(seat, reply.fault_kind, reply.detail, request_id, fallback.id)
             return fallback
         for action in legal:
@@ -222,8 +220,13 @@ class MatchRunner:
         detail = f"action {reply.action_id!r} is not legal now; legal: {shown}"
         if kind == "unknown_action":
             detail = f"action {reply.action_id!r} is no action of {self.game.spec.name}"
+        fallback = self._fallback(legal)
         self.charge(seat, kind, detail, request_id, fallback.id)
         return fallback
+
+    def _fallback(self, legal: list[Action]) -> Action:
+        """The action played for a seat that cannot or may not decide (computed only then)."""
+        return legal[fallback_index(self.seed, len(self.record.actions), len(legal))]
 
     @staticmethod
     def _expire(req: PendingRequest) -> None:
