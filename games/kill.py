@@ -55,6 +55,15 @@ REST = {
     n: [c for c in CARDS if not (c[0] in "A23" and c[1] in SUITS[:n])] + [JOKER, JOKER]
     for n in (3, 4)
 }
+# Declarations a player makes about his own hand: points, and whether the round ends
+# (a win) or only the declarer exits (a trio or a fold).
+DECLARATIONS = {
+    "show_win": (TRUE_WIN, True),
+    "claim_win": (CLAIMED_WIN, True),
+    "show_trio": (TRUE_TRIO, False),
+    "claim_trio": (CLAIMED_TRIO, False),
+    "fold": (FOLDED, False),
+}
 
 DRAW = Action(id="draw", kind="draw")
 DECLINE = Action(id="decline", kind="decline")
@@ -438,26 +447,14 @@ class Kill(Game[KillState]):
         elif kind == "continue":
             log.append(_event("continue", a))
             self._next_turn(s)
-        elif kind == "claim_win":
-            self._award(s, a, CLAIMED_WIN)
-            log.append(_event("claim_win", a, cards=tuple(s.hands[a]), points=CLAIMED_WIN))
-            self._end_round(s, a, "claim_win")
-        elif kind == "claim_trio":
-            self._award(s, a, CLAIMED_TRIO)
-            log.append(_event("claim_trio", a, cards=tuple(s.hands[a]), points=CLAIMED_TRIO))
-            self._exit(s, a)
-        elif kind == "show_win":
-            self._award(s, a, TRUE_WIN)
-            log.append(_event("show_win", a, cards=tuple(s.hands[a]), points=TRUE_WIN))
-            self._end_round(s, a, "show_win")
-        elif kind == "show_trio":
-            self._award(s, a, TRUE_TRIO)
-            log.append(_event("show_trio", a, cards=tuple(s.hands[a]), points=TRUE_TRIO))
-            self._exit(s, a)
-        elif kind == "fold":
-            self._award(s, a, FOLDED)
-            log.append(_event("fold", a, cards=tuple(s.hands[a]), points=FOLDED))
-            self._exit(s, a)
+        elif kind in DECLARATIONS:
+            points, ends_round = DECLARATIONS[kind]
+            self._award(s, a, points)
+            log.append(_event(kind, a, cards=tuple(s.hands[a]), points=points))
+            if ends_round:
+                self._end_round(s, a, kind)
+            else:
+                self._exit(s, a)
         elif kind == "kill":
             p = action.seat
             shown = tuple(s.hands[p])
