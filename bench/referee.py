@@ -151,10 +151,13 @@ async def raw_run(game_name: str, matches: int) -> dict[str, float]:
         decisions += len(requests)
     elapsed = time.perf_counter() - start
     for out, _ in streams:
-        out.put_nowait(None)
+        out.put_nowait(None)  # ends each stream; its client then exits by itself
     for proc in procs:
-        proc.kill()
-        await proc.wait()
+        try:
+            await asyncio.wait_for(proc.wait(), 5)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
     await server.stop(0)
     return {"decisions": decisions, "seconds": elapsed, "decisions_per_s": decisions / elapsed}
 

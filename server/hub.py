@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import time
 from collections import OrderedDict
@@ -59,6 +60,13 @@ class PendingRequest:
         self.state = "answered" if self.state == "open" else self.state
         self.session.pending.pop(self.request_id, None)
 
+    def expire(self) -> None:
+        """Cut the request off at its deadline: later replies are ignored."""
+        if self.state == "open" and not self.future.done():
+            self.future.set_result(Reply("timeout"))
+            self.state = "timed_out"
+            self.session.pending.pop(self.request_id, None)
+
 
 @dataclass(eq=False)
 class BotSession:
@@ -98,6 +106,10 @@ class BotHub:
         self._ids = itertools.count(1)
         self.disconnected_at: dict[str, float] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Deadlines of armed requests, earliest first, served by one timer: a TimerHandle per
+        # request would cost a Python-compared heap push and a cancel on every decision.
+        self._deadlines: list[tuple[float, int]] = []
+        self._timer: asyncio.TimerHandle | None = None
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -158,6 +170,32 @@ class BotHub:
             self._issued.popitem(last=False)
         session.pending[req.request_id] = req
         return req
+
+    def arm(self, req: PendingRequest, limit_s: float) -> None:
+        """Expire req limit_s seconds from now unless it is settled first."""
+        deadline = self.loop.time() + limit_s
+        heapq.heappush(self._deadlines, (deadline, req.request_id))
+        if self._timer is None or deadline < self._timer.when():
+            self._schedule(deadline)
+
+    def _schedule(self, when: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self.loop.call_at(when, self._expire_due)
+
+    def _expire_due(self) -> None:
+        self._timer = None
+        now = self.loop.time()
+        heap = self._deadlines
+        while heap:
+            deadline, rid = heap[0]
+            req = self._requests.get(rid)
+            if req is not None and req.state == "open":
+                if deadline > now:
+                    self._schedule(deadline)
+                    return
+                req.expire()
+            heapq.heappop(heap)
 
     def forget_match(self, match: MatchContext) -> None:
         """Drop every request of a finished match."""

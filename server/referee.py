@@ -11,7 +11,7 @@ from typing import Any
 
 from games.base import Action, Game, MatchState
 from server import protocol
-from server.hub import BotHub, BotIdentity, PendingRequest, Reply
+from server.hub import BotHub, BotIdentity, Reply
 from server.records import ClockSettings, Fault, MatchRecord
 from tournaments.ratings import SeatOutcome, placements
 
@@ -179,10 +179,8 @@ class MatchRunner:
             limit_ms = self.clock.move_ms + self.bank_ms[seat]
             start = time.monotonic()
             session.send(msg)
-            # A timer settles the request at the deadline: one await, no extra task hop.
-            timer = self.hub.loop.call_later(limit_ms / 1000, self._expire, req)
+            self.hub.arm(req, limit_ms / 1000)
             reply = await req.future
-            timer.cancel()
             elapsed = (time.monotonic() - start) * 1000
             if reply.kind == "timeout":
                 self.bank_ms[seat] = 0
@@ -227,13 +225,6 @@ class MatchRunner:
     def _fallback(self, legal: list[Action]) -> Action:
         """The action played for a seat that cannot or may not decide (computed only then)."""
         return legal[fallback_index(self.seed, len(self.record.actions), len(legal))]
-
-    @staticmethod
-    def _expire(req: PendingRequest) -> None:
-        if req.state == "open" and not req.future.done():
-            req.future.set_result(Reply("timeout"))
-            req.state = "timed_out"
-            req.session.pending.pop(req.request_id, None)
 
     def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
         """Record a fault against a seat, tell its bot, and forfeit it past the fault limit."""

@@ -70,3 +70,24 @@ def test_disconnect_settles_open_requests_and_a_new_stream_replaces_the_old() ->
         assert first.closed and hub.live("a") is second
 
     asyncio.run(run())
+
+
+def test_armed_requests_expire_at_their_own_deadlines_and_answered_ones_never() -> None:
+    async def run() -> None:
+        hub = BotHub()
+        bot = BotSession(BotIdentity("b", "b"))
+        hub.attach(bot)
+        match = FakeMatch("m")
+        slow, answered, later = (hub.open_request(bot, match, s) for s in range(3))
+        hub.arm(later, 0.30)
+        hub.arm(slow, 0.05)  # earlier than the timer already set: must fire first
+        hub.arm(answered, 0.05)
+        hub.on_decision(bot, decision(answered.request_id))
+        await asyncio.sleep(0.15)
+        assert slow.future.result().kind == "timeout" and slow.state == "timed_out"
+        assert answered.future.result().kind == "decision" and not later.future.done()
+        hub.on_decision(bot, decision(slow.request_id))  # cut off: ignored, not charged
+        assert match.charged == []
+        assert (await later.future).kind == "timeout"
+
+    asyncio.run(run())
