@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import json
 import random
+import statistics
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -163,17 +164,21 @@ async def raw_run(game_name: str, matches: int) -> dict[str, float]:
 
 
 def compare(game: str, matches: int, repeat: int) -> dict[str, float]:
-    """Both sides for one game, alternated; each side keeps its best run, so a burst of
-    load from elsewhere on the machine does not decide the ratio."""
+    """Both sides for one game, run in adjacent pairs; the ratio is the median of the pairs'
+    ratios, so a burst of load from elsewhere on the machine moves one pair, not the figure."""
     raws, referees = [], []
     for _ in range(repeat):
         raws.append(asyncio.run(raw_run(game, matches))["decisions_per_s"])
         referees.append(asyncio.run(referee_run(game, matches))["decisions_per_s"])
+    ratios = [ref / raw for ref, raw in zip(referees, raws, strict=True)]
     return {
         "seats": get_game(game).spec.default_seats,
-        "referee_decisions_per_s": max(referees),
-        "raw_decisions_per_s": max(raws),
-        "ratio": max(referees) / max(raws),
+        "referee_decisions_per_s": statistics.median(referees),
+        "raw_decisions_per_s": statistics.median(raws),
+        "ratio": statistics.median(ratios),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "runs": repeat,
     }
 
 
@@ -181,8 +186,8 @@ def main() -> None:
     """Run both sides per game and print the figures and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", default="knaves,knives", help="3-seat and 5-seat games")
-    parser.add_argument("--matches", type=int, default=3)
-    parser.add_argument("--repeat", type=int, default=3, help="alternating runs per side")
+    parser.add_argument("--matches", type=int, default=6, help="matches per run")
+    parser.add_argument("--repeat", type=int, default=5, help="paired runs (raw, referee)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -195,11 +200,12 @@ def main() -> None:
         # Top-level figures are the last game's (the 5-seat one by default).
         print(json.dumps({**results[games[-1]], "game": games[-1], "by_game": results}))
         return
-    print(f"{'game':<10}{'bots':>5}{'referee/s':>12}{'raw gRPC/s':>12}{'ratio':>8}")
+    print(f"{'game':<10}{'bots':>5}{'referee/s':>12}{'raw gRPC/s':>12}{'ratio':>8}  pairs' range")
     for game, r in results.items():
         print(
             f"{game:<10}{r['seats']:>5.0f}{r['referee_decisions_per_s']:>12.0f}"
             f"{r['raw_decisions_per_s']:>12.0f}{r['ratio']:>8.2f}"
+            f"  {r['ratio_min']:.2f}-{r['ratio_max']:.2f}"
         )
 
 

@@ -8,7 +8,7 @@ import itertools
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from cardshark.v1 import referee_pb2 as pb
 
@@ -23,10 +23,10 @@ class BotIdentity:
     name: str
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(NamedTuple):
     """What became of a request: a decision, a fault already detected, or a lost connection."""
 
+    # A tuple, not a frozen dataclass: one is built per decision and frozen init is slow.
     kind: str  # "decision" | "fault" | "disconnected" | "timeout"
     action_id: str = ""
     fault_kind: str = ""
@@ -42,7 +42,7 @@ class MatchContext(Protocol):
         """Record a fault against a seat."""
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PendingRequest:
     """A DecisionRequest sent to a bot and what became of it."""
 
@@ -211,7 +211,9 @@ class BotHub:
         req = self._requests.get(rid)
         if req is None and self._issued.get(rid) == session.identity.bot_id:
             return  # a late reply to a match that has ended: cut off, already handled
-        if req is None or req.session.identity.bot_id != session.identity.bot_id:
+        if req is None or (
+            req.session is not session and req.session.identity.bot_id != session.identity.bot_id
+        ):
             self._stray(session, "not_yours", f"reply to request {rid}, which is not this bot's")
             return
         if req.state == "timed_out":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ PROTOCOL_VERSION = 1
 _ACTION_CACHE: dict[str, pb.Action] = {}
 
 
+@functools.cache
 def view_field(game_name: str) -> str:
     """The DecisionRequest oneof field that carries this game's view."""
     return game_name.replace("-", "_")

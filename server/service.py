@@ -30,12 +30,10 @@ class Malformed:
 
 def parse_bot_message(data: bytes) -> pb.BotMessage | Malformed:
     """Deserialize leniently: garbage becomes a fault for the bot, not a broken stream."""
-    msg = pb.BotMessage()
     try:
-        msg.ParseFromString(data)
+        return pb.BotMessage.FromString(data)
     except DecodeError as exc:
         return Malformed(f"message of {len(data)} bytes does not parse: {exc}")
-    return msg
 
 
 class RefereeService:
