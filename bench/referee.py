@@ -1,6 +1,6 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
-Usage: python bench/referee.py [--game knaves] [--matches 3] [--json]
+Usage: python bench/referee.py [--games knaves,knives] [--matches 6] [--repeat 5] [--json]
 The referee side plays full matches against real random-bot processes over loopback. The raw
 side sends the same serialized DecisionRequests (captured from a match) to the same number of
 client processes, one at a time, each answering with a Decision — gRPC's floor for this traffic.
