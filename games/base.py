@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -141,9 +141,31 @@ class MatchState:
     options: dict[str, OptionValue]
     history: list[str] = field(default_factory=list)
     legal_cache: list[Action] | None = field(default=None, repr=False)
+    # source list, its length then, and the tuple built from it (see shared_view)
+    view_memo: dict[str, tuple[list[Any], int, tuple[Any, ...]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
 
 S = TypeVar("S", bound=MatchState)
+
+
+def shared_view(
+    state: MatchState, key: str, source: list[Any], build: Callable[[Any], Any]
+) -> tuple[Any, ...]:
+    """A read-only view of an append-only list, one tuple shared by every view until the
+    list grows or is replaced (so the referee converts it to protobuf once, not per request)."""
+    memo = state.view_memo.get(key)
+    if memo is not None and memo[0] is source and memo[1] == len(source):
+        return memo[2]
+    value = tuple(build(item) for item in source)
+    state.view_memo[key] = (source, len(source), value)
+    return value
+
+
+def with_own_cards(entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a trick-like entry with its own list of cards (views never alias state)."""
+    return dict(entry, cards=list(entry["cards"]))
 
 
 class Game(ABC, Generic[S]):
@@ -238,7 +260,8 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def view(self, state: S, seat: int) -> View:
-        """Everything the seat may know now, as JSON-ready data, and nothing else."""
+        """Everything the seat may know now, as JSON-ready data, and nothing else (tuples in
+        it may be shared between views: read-only)."""
 
     @abstractmethod
     def scores(self, state: S) -> list[int]:

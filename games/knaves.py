@@ -9,7 +9,17 @@ from typing import Any
 
 from typing_extensions import override
 
-from games.base import Action, Game, GameSpec, HandRecord, MatchState, OptionValue, View
+from games.base import (
+    Action,
+    Game,
+    GameSpec,
+    HandRecord,
+    MatchState,
+    OptionValue,
+    View,
+    shared_view,
+    with_own_cards,
+)
 from games.cards import rank_value, seeded_rng, standard_deck
 
 SEATS = 3
@@ -151,7 +161,7 @@ class Knaves(Game[KnavesState]):
             "trump": state.turned[1],
             "leader": state.leader,
             "trick": list(state.trick),
-            "tricks": [dict(t, cards=list(t["cards"])) for t in state.tricks],
+            "tricks": shared_view(state, "tricks", state.tricks, with_own_cards),
             "tricks_won": list(state.tricks_won),
             "penalties": list(state.penalties),
             "scores": list(state.totals),

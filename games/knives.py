@@ -9,7 +9,18 @@ from typing import Any
 
 from typing_extensions import override
 
-from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
+from games.base import (
+    Action,
+    Game,
+    GameSpec,
+    HandRecord,
+    MatchState,
+    Option,
+    OptionValue,
+    View,
+    shared_view,
+    with_own_cards,
+)
 from games.cards import seeded_rng
 
 SEATS = 5
@@ -205,6 +216,16 @@ class KnivesState(MatchState):
     totals: list[int] = field(default_factory=list)
     records: list[HandRecord] = field(default_factory=list)
     over: bool = False
+
+
+def _auction_entry(entry: tuple[int, str, str]) -> dict[str, Any]:
+    seat, action, suit = entry
+    return {"seat": seat, "action": action, "suit": SUIT_NAMES[suit] if suit else ""}
+
+
+def _result_entry(record: HandRecord) -> dict[str, Any]:
+    points = list(record["points"])
+    return {"hand_number": record["hand_number"], "mode": record["mode"], "points": points}
 
 
 def _played_by(state: KnivesState) -> list[list[str]]:
@@ -467,7 +488,7 @@ class Knives(Game[KnivesState]):
                 "solo": state.mode == BANKER and state.alone,
                 "shadow": state.shadow,
                 "revealed": list(state.revealed),
-                "tricks": [dict(t, cards=list(t["cards"])) for t in state.tricks],
+                "tricks": [with_own_cards(t) for t in state.tricks],
                 "tricks_won": list(state.tricks_won),
                 "stars": list(state.stars),
                 "banker_side_stars": b,
@@ -487,10 +508,7 @@ class Knives(Game[KnivesState]):
 
     @staticmethod
     def _auction_view(state: KnivesState) -> list[dict[str, Any]]:
-        return [
-            {"seat": s, "action": a, "suit": SUIT_NAMES[t] if t else ""}
-            for s, a, t in state.auction
-        ]
+        return [_auction_entry(entry) for entry in state.auction]
 
     @override
     def view(self, state: KnivesState, seat: int) -> View:
@@ -515,7 +533,7 @@ class Knives(Game[KnivesState]):
             "hand": list(state.hands[seat]),
             "declared_suit": SUIT_NAMES[state.declared] if state.declared else "",
             "strong_suit": SUIT_NAMES[state.strong] if state.strong else "",
-            "auction": self._auction_view(state),
+            "auction": shared_view(state, "auction", state.auction, _auction_entry),
             "mode": state.mode,
             "banker": banker,
             "bank": list(state.bank) if sees_bank else [],
@@ -527,13 +545,10 @@ class Knives(Game[KnivesState]):
             "leader": state.leader,
             "led_suit": SUIT_NAMES[state.led_suit] if state.led_suit else "",
             "trick": list(state.trick),
-            "tricks": [dict(t, cards=list(t["cards"])) for t in state.tricks],
+            "tricks": shared_view(state, "tricks", state.tricks, with_own_cards),
             "tricks_won": list(state.tricks_won),
             "stars_won": list(state.stars),
-            "results": [
-                {"hand_number": r["hand_number"], "mode": r["mode"], "points": list(r["points"])}
-                for r in state.records
-            ],
+            "results": shared_view(state, "results", state.records, _result_entry),
         }
 
     @override

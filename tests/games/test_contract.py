@@ -130,6 +130,7 @@ def check_match(
     rng = random.Random(choice_seed ^ 0x5EED)
     steps = 0
     state = None
+    shared: list[tuple[tuple[Any, ...], str]] = []  # view parts shared between views, as seen
     for state, actor in playout(game, seed, seats, options, choice_seed):
         steps += 1
         legal = game.legal_actions(state)
@@ -148,6 +149,11 @@ def check_match(
             with pytest.raises(IllegalActionError):
                 game.apply(state, ids[0], seat=other)
             assert snapshot(game, state) == before, "an illegal action changed the state"
+            views = [game.view(state, s) for s in range(seats)]
+            fresh = game.clone(state)
+            fresh.view_memo.clear()
+            assert [game.view(fresh, s) for s in range(seats)] == views, "a shared part is stale"
+            shared += [(v, json.dumps(v)) for v in views[actor].values() if type(v) is tuple]
         if steps % 7 == 3:
             seat = rng.randrange(seats)
             check_seat_cannot_see_hidden(game, state, seat)
@@ -155,6 +161,7 @@ def check_match(
             assert game.view(alt, seat) == game.view(state, seat), "view depends on hidden cards"
             assert game.to_act(alt) == actor
     assert state is not None
+    assert all(json.dumps(v) == seen for v, seen in shared), "a shared view part changed later"
     assert game.is_over(state)
     assert steps <= game.decision_bound(seats, state.options)
     with pytest.raises(IllegalActionError):

@@ -170,10 +170,10 @@ def test_k4_auction_starts_left_of_dealer_and_first_pick_ends_it() -> None:
     act(state, "pick")
     view = GAME.view(state, 3)
     assert view["banker"] == 1 and view["strong_suit"] == "spades" and view["phase"] == "bank"
-    assert view["auction"] == [
+    assert view["auction"] == (
         {"seat": 0, "action": "pass", "suit": "spades"},
         {"seat": 1, "action": "pick", "suit": ""},
-    ]
+    )
     assert GAME.to_act(state) == 1
 
 
