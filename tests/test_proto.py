@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from google.protobuf import json_format
 
 from cardshark.v1 import referee_pb2 as pb
-from games.registry import all_games
+from games.registry import all_games, get_game
 from server import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,6 +58,7 @@ def test_views_convert_to_their_messages_and_back() -> None:
             if step % 37 == 0:
                 for seat in range(state.seats):
                     view = game.view(state, seat)
+                    expected = json.loads(json.dumps(view))  # shared tuples as lists
                     msg = protocol.decision_request(
                         game_name=name,
                         request_id=1,
@@ -71,7 +74,7 @@ def test_views_convert_to_their_messages_and_back() -> None:
                         preserving_proto_field_name=True,
                         always_print_fields_with_no_presence=True,
                     )
-                    assert back == view, f"{name}: view does not round-trip"
+                    assert back == expected, f"{name}: view does not round-trip"
             game.apply(state, rng.choice(game.legal_actions(state)))
 
 
@@ -79,3 +82,41 @@ def test_every_proto_module_imports() -> None:
     for path in (ROOT / "clients" / "python" / "cardshark" / "v1").glob("*_pb2.py"):
         importlib.import_module(f"cardshark.v1.{path.stem}")
     assert pb.DecisionRequest.DESCRIPTOR.oneofs_by_name["view"]
+
+
+def test_shared_view_parts_go_on_the_wire_as_if_converted_each_time() -> None:
+    """A view's shared tuples are converted once, and the bytes are the plain conversion's."""
+    import random
+
+    game = get_game("knives")
+    state = game.new_match(7)
+    rng = random.Random(7)
+    while not (state.records and len(state.tricks) >= 2):  # into a later hand's tricks
+        game.apply(state, rng.choice(game.legal_actions(state)))
+    seat = game.to_act(state)
+    assert seat is not None
+
+    def request(view: dict[str, Any]) -> bytes:
+        msg = protocol.decision_request(
+            game_name="knives",
+            request_id=3,
+            match_id="m",
+            seat=seat,
+            view=view,
+            actions=game.legal_actions(state),
+            move_ms=1000,
+            bank_ms=0,
+        )
+        return bytes(msg.SerializeToString())
+
+    view = game.view(state, seat)
+    assert {k for k, v in view.items() if type(v) is tuple} == {"auction", "tricks", "results"}
+    assert view["results"] and view["tricks"]
+    plain = request(json.loads(json.dumps(view)))  # lists only: the constructor path
+    protocol._SHARED_CACHE.clear()
+    first = request(game.view(state, seat))
+    converted = len(protocol._SHARED_CACHE)
+    second = request(game.view(state, (seat + 1) % 5))  # another seat shares the same parts
+    again = request(game.view(state, seat))
+    assert first == plain == again and second != first
+    assert converted == 3 and len(protocol._SHARED_CACHE) == 3
