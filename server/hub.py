@@ -13,6 +13,8 @@ from typing import NamedTuple, Protocol
 from cardshark.v1 import referee_pb2 as pb
 
 ISSUED_MEMORY = 100_000
+# What a session sends: a message, or one already serialized (a broadcast is encoded once).
+Outgoing = pb.RefereeMessage | bytes
 
 
 @dataclass(frozen=True)
@@ -73,11 +75,11 @@ class BotSession:
     """One connected stream of one bot."""
 
     identity: BotIdentity
-    outbox: asyncio.Queue[pb.RefereeMessage | None] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[Outgoing | None] = field(default_factory=asyncio.Queue)
     pending: dict[int, PendingRequest] = field(default_factory=dict)
     closed: bool = False
 
-    def send(self, msg: pb.RefereeMessage) -> None:
+    def send(self, msg: Outgoing) -> None:
         """Queue a message for the bot (dropped once the stream is closed)."""
         if not self.closed:
             self.outbox.put_nowait(msg)

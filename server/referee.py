@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cardshark.v1 import referee_pb2 as pb
 from games.base import Action, Game, MatchState
 from server import protocol
 from server.hub import BotHub, BotIdentity, Reply
@@ -256,8 +257,9 @@ class MatchRunner:
         if session is not None:
             session.send(msg)
 
-    def _broadcast(self, msg: Any) -> None:
+    def _broadcast(self, msg: pb.RefereeMessage) -> None:
+        data = msg.SerializeToString()  # once, not once per stream
         for bot_id in dict.fromkeys(b.bot_id for b in self.bots):
             session = self.hub.live(bot_id)
             if session is not None:
-                session.send(msg)
+                session.send(data)

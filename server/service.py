@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from server import protocol
-from server.hub import BotHub, BotIdentity, BotSession
+from server.hub import BotHub, BotIdentity, BotSession, Outgoing
 
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT_S = 10.0
@@ -36,6 +36,11 @@ def parse_bot_message(data: bytes) -> pb.BotMessage | Malformed:
         return Malformed(f"message of {len(data)} bytes does not parse: {exc}")
 
 
+def encode_outgoing(msg: Outgoing) -> bytes:
+    """The wire bytes of a message for a bot (a broadcast arrives already encoded)."""
+    return msg if isinstance(msg, bytes) else msg.SerializeToString()
+
+
 class RefereeService:
     """Serves Referee.Play: authenticates a bot and relays its stream to the hub."""
 
@@ -49,13 +54,13 @@ class RefereeService:
         play = grpc.stream_stream_rpc_method_handler(
             self.play,
             request_deserializer=parse_bot_message,
-            response_serializer=pb.RefereeMessage.SerializeToString,
+            response_serializer=encode_outgoing,
         )
         return grpc.method_handlers_generic_handler(SERVICE_NAME, {"Play": play})
 
     async def play(
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[pb.RefereeMessage]:
+    ) -> AsyncIterator[Outgoing]:
         """One bot's stream: Hello, Welcome, then requests out and decisions in."""
         identity = await self._hello(requests, context)
         session = BotSession(identity)

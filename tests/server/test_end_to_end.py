@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot import BotClient
 from games.registry import all_games, get_game
+from server import protocol
 from server.arena import Arena
 from server.records import ClockSettings, MatchRecord
 from tests.server.conftest import RANDOM_BOT
@@ -20,19 +23,26 @@ CLOCK = ClockSettings(move_ms=2000)
 
 async def play_game(
     tmp_path: Path, name: str, seed: int
-) -> tuple[MatchRecord, list[pb.RefereeMessage]]:
-    """Seat 0 is an in-process SDK bot that keeps every event; the rest are processes."""
+) -> tuple[MatchRecord, list[pb.RefereeMessage], list[pb.DecisionRequest]]:
+    """Seat 0 is an in-process SDK bot that keeps every event and request; the rest are
+    processes."""
     game = get_game(name)
     seats = game.spec.default_seats
     events: list[pb.RefereeMessage] = []
+    requests: list[pb.DecisionRequest] = []
+    rng = random.Random(seed)
+
+    def decide(request: pb.DecisionRequest) -> str:
+        requests.append(request)
+        return str(rng.choice(request.legal_actions).id)
+
     async with Arena(log_dir=tmp_path) as arena:
         bots = []
         tokens = [arena.register(f"{name}-bot{i}") for i in range(seats)]
         for i, token in enumerate(tokens[1:], start=1):
             await arena.spawn(f"{name}-bot{i}", RANDOM_BOT, token)
-        rng = random.Random(seed)
         client = BotClient(
-            lambda r: rng.choice(r.legal_actions).id,
+            decide,
             server=arena.address,
             token=tokens[0],
             on_event=events.append,
@@ -42,12 +52,12 @@ async def play_game(
         record = await arena.play(name, bots, seed=seed, clock=CLOCK)
         await asyncio.sleep(0.1)
         task.cancel()
-    return record, events
+    return record, events, requests
 
 
 @pytest.mark.parametrize("name", sorted(all_games()))
 def test_full_match_over_grpc_replays_to_the_same_result(tmp_path: Path, name: str) -> None:
-    record, events = asyncio.run(play_game(tmp_path, name, seed=3))
+    record, events, requests = asyncio.run(play_game(tmp_path, name, seed=3))
     assert record.status == "finished", record.reason
     assert record.faults == []
     game = get_game(name)
@@ -60,6 +70,21 @@ def test_full_match_over_grpc_replays_to_the_same_result(tmp_path: Path, name: s
     hands = [e.hand_ended for e in events if e.WhichOneof("kind") == "hand_ended"]
     assert len(hands) == len(game.hand_records(state))
     assert list(hands[-1].scores) == record.scores
+    on_wire = [json_format.MessageToDict(h.record) for h in hands]
+    assert on_wire == json.loads(json.dumps(game.hand_records(state)))
+    # every view seat 0 was sent is the engine's view at that point, field for field
+    replay = game.new_match(record.seed, len(record.seats), record.options)
+    seen = iter(requests)
+    for action in record.actions:
+        if game.to_act(replay) == 0:
+            sent = json_format.MessageToDict(
+                getattr(next(seen), protocol.view_field(name)),
+                preserving_proto_field_name=True,
+                always_print_fields_with_no_presence=True,
+            )
+            assert sent == json.loads(json.dumps(game.view(replay, 0)))
+        game.apply(replay, action)
+    assert next(seen, None) is None
     assert list(events[-1].match_ended.scores) == record.scores
     assert list(events[-1].match_ended.ranks) == record.ranks
     started = events[1].match_started
