@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
-from google.protobuf.message import Message
 
 from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
@@ -15,7 +14,8 @@ from games.base import Action
 PROTOCOL_VERSION = 1
 _ACTION_CACHE: dict[str, pb.Action] = {}
 SHARED_CACHE_SIZE = 4096
-_SHARED_CACHE: dict[tuple[int, str, Any], tuple[tuple[Any, ...], bytes]] = {}
+_SHARED_CACHE: dict[tuple[int, str, str], tuple[tuple[Any, ...], bytes]] = {}
+_ACTION_BYTES: dict[str, bytes] = {}
 
 
 @functools.cache
@@ -58,18 +58,31 @@ def shared_fields(game_name: str) -> tuple[str, ...]:
     return tuple(f.name for f in view.fields if f.message_type is not None and f.is_repeated)
 
 
-def _field_bytes(part: Message, name: str, value: tuple[Any, ...]) -> bytes:
-    """The wire bytes of one shared (tuple) view field, converted once per tuple."""
-    # Serialized fields concatenate into a message (protobuf merges them), so a field that
-    # is the same tuple as in an earlier request is sent from cache instead of reconverted.
-    key = (id(value), name, part.DESCRIPTOR)
+# Serialized fields concatenate into a message (protobuf appends repeated fields and merges
+# submessages), so the parts of a request that recur are kept as the wire bytes of a
+# RefereeMessage holding just that part, and merged into the request in one call.
+
+
+def _action_bytes(action: Action) -> bytes:
+    """A RefereeMessage holding only this legal action, serialized (cached per action id)."""
+    data = _ACTION_BYTES.get(action.id)
+    if data is None:
+        part = pb.RefereeMessage(request={"legal_actions": [action_message(action)]})
+        data = _ACTION_BYTES[action.id] = part.SerializeToString()
+    return data
+
+
+def _shared_bytes(field: str, name: str, value: tuple[Any, ...]) -> bytes:
+    """A RefereeMessage holding only one shared (tuple) view field, serialized once per
+    tuple (held in the cache, so its id is not reused while cached)."""
+    key = (id(value), field, name)
     hit = _SHARED_CACHE.get(key)
     if hit is not None and hit[0] is value:
         return hit[1]
-    data = part.__class__(**{name: value}).SerializeToString()
+    data = pb.RefereeMessage(request={field: {name: value}}).SerializeToString()
     if len(_SHARED_CACHE) >= SHARED_CACHE_SIZE:
         _SHARED_CACHE.clear()
-    _SHARED_CACHE[key] = (value, data)  # holding value keeps its id from being reused
+    _SHARED_CACHE[key] = (value, data)
     return data
 
 
@@ -93,24 +106,25 @@ def decision_request(
 ) -> pb.RefereeMessage:
     """A DecisionRequest with the seat's typed view (taken over), legal actions and clock."""
     field = view_field(game_name)
-    # Tuples in a view are shared, read-only parts (see games.base.shared_view): they go on
-    # the wire from cached bytes, and the rest through one constructor call from a nested
-    # dict (~30% cheaper than setting fields one by one).
-    shared = [(k, view.pop(k)) for k in shared_fields(game_name) if type(view.get(k)) is tuple]
+    # The view's shared tuples (see games.base.shared_view) and the legal actions are merged
+    # in from cached bytes; the rest is built by one constructor call from a nested dict
+    # (~30% cheaper than setting fields one by one).
+    parts = [_action_bytes(a) for a in actions]
+    for name in shared_fields(game_name):
+        value = view.get(name)
+        if type(value) is tuple:
+            parts.append(_shared_bytes(field, name, view.pop(name)))
     msg = pb.RefereeMessage(
         request={
             "request_id": request_id,
             "match_id": match_id,
             "seat": seat,
             "game": game_name,
-            "legal_actions": [action_message(a) for a in actions],
             "clock": {"move_ms": move_ms, "bank_ms": bank_ms},
             field: view,
         }
     )
-    if shared:
-        part = getattr(msg.request, field)
-        part.MergeFromString(b"".join([_field_bytes(part, k, v) for k, v in shared]))
+    msg.MergeFromString(b"".join(parts))
     return msg
 
 
