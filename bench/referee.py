@@ -1,9 +1,12 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
-Usage: python bench/referee.py [--games knaves,knives] [--matches 6] [--repeat 5] [--json]
+Usage: python bench/referee.py [--games knaves,knives] [--rounds 30] [--json]
 The referee side plays full matches against real random-bot processes over loopback. The raw
 side sends the same serialized DecisionRequests (captured from a match) to the same number of
 client processes, one at a time, each answering with a Decision — gRPC's floor for this traffic.
+Both sides stay up for the whole run and take turns, one match each per round, so a change in
+the machine's speed over the run (common on shared VMs) moves both sides of a round alike; the
+ratio is the median of the rounds' ratios.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ def captured_requests(game_name: str, seed: int) -> list[bytes]:
     game = get_game(game_name)
     state = game.new_match(seed)
     rng = random.Random(seed)
-    out = []
+    out: list[bytes] = []
     while (seat := game.to_act(state)) is not None:
         legal = game.legal_actions(state)
         msg = protocol.decision_request(
@@ -56,22 +59,39 @@ def captured_requests(game_name: str, seed: int) -> list[bytes]:
     return out
 
 
-async def referee_run(game_name: str, matches: int) -> dict[str, float]:
-    """Decisions/s of the real referee against random-bot processes."""
-    seats = get_game(game_name).spec.default_seats
-    async with Arena(log_dir="/tmp/cardshark-bench") as arena:
-        tokens = [arena.register(f"bench{i}") for i in range(seats)]
+class RefereeSide:
+    """A referee with one random-bot process per seat, playing one match at a time."""
+
+    def __init__(self, game_name: str) -> None:
+        self.game_name = game_name
+        self.arena = Arena(log_dir="/tmp/cardshark-bench")
+        self.bots: list[Any] = []
+
+    async def start(self) -> None:
+        """Start the server and the bot processes, and play a warm-up match."""
+        await self.arena.start()
+        tokens = [self.arena.register(f"bench{i}") for i in range(self.seats)]
         for i, token in enumerate(tokens):
-            await arena.spawn(f"bench{i}", RANDOM_BOT, token)
-        bots = [arena.identity(t) for t in tokens]
-        await arena.play(game_name, bots, seed=999)  # warm-up: connections, imports
-        decisions, start = 0, time.perf_counter()
-        for m in range(matches):
-            record = await arena.play(game_name, bots, seed=m)
-            assert record.status == "finished" and not record.faults, record.faults
-            decisions += len(record.actions)
+            await self.arena.spawn(f"bench{i}", RANDOM_BOT, token)
+        self.bots = [self.arena.identity(t) for t in tokens]
+        await self.play(999)  # warm-up: connections, imports
+
+    @property
+    def seats(self) -> int:
+        """Bots in a match."""
+        return get_game(self.game_name).spec.default_seats
+
+    async def play(self, seed: int) -> tuple[int, float]:
+        """Decisions and seconds of one full match."""
+        start = time.perf_counter()
+        record = await self.arena.play(self.game_name, self.bots, seed=seed)
         elapsed = time.perf_counter() - start
-    return {"decisions": decisions, "seconds": elapsed, "decisions_per_s": decisions / elapsed}
+        assert record.status == "finished" and not record.faults, record.faults
+        return len(record.actions), elapsed
+
+    async def close(self) -> None:
+        """Stop the bots and the server."""
+        await self.arena.close()
 
 
 async def raw_client(address: str) -> None:
@@ -98,18 +118,22 @@ async def raw_client(address: str) -> None:
             outbox.put_nowait(decision.SerializeToString())
 
 
-async def raw_run(game_name: str, matches: int) -> dict[str, float]:
-    """Decisions/s of a bare ping-pong: same message bytes, same number of processes."""
-    seats = get_game(game_name).spec.default_seats
-    streams: list[tuple[asyncio.Queue[bytes | None], asyncio.Queue[bytes]]] = []
-    ready = asyncio.Event()
+class RawSide:
+    """A bare ping-pong server with one minimal client process per seat."""
 
-    async def play(requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
+    def __init__(self, seats: int) -> None:
+        self.seats = seats
+        self.streams: list[tuple[asyncio.Queue[bytes | None], asyncio.Queue[bytes]]] = []
+        self.ready = asyncio.Event()
+        self.server = grpc.aio.server()
+        self.procs: list[asyncio.subprocess.Process] = []
+
+    async def _serve(self, requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
         out: asyncio.Queue[bytes | None] = asyncio.Queue()
         back: asyncio.Queue[bytes] = asyncio.Queue()
-        streams.append((out, back))
-        if len(streams) == seats:
-            ready.set()
+        self.streams.append((out, back))
+        if len(self.streams) == self.seats:
+            self.ready.set()
 
         async def read() -> None:
             async for m in requests:
@@ -121,64 +145,81 @@ async def raw_run(game_name: str, matches: int) -> dict[str, float]:
             yield m
         task.cancel()
 
-    server = grpc.aio.server()
-    handler = grpc.stream_stream_rpc_method_handler(
-        play, request_deserializer=lambda b: b, response_serializer=lambda b: b
-    )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("bench.PingPong", {"Play": handler}),)
-    )
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    procs = [
-        await asyncio.create_subprocess_exec(
-            sys.executable, __file__, "--client", f"127.0.0.1:{port}"
+    async def start(self, warm: bytes) -> None:
+        """Start the server and the clients, and warm up as the referee's first match does."""
+        handler = grpc.stream_stream_rpc_method_handler(
+            self._serve, request_deserializer=lambda b: b, response_serializer=lambda b: b
         )
-        for _ in range(seats)
-    ]
-    await ready.wait()
-    warm = captured_requests(game_name, 999)[0]
-    for _ in range(100):  # same warm-up role as the referee's first match
-        for out, back in streams:
-            out.put_nowait(warm)
-            await back.get()
-    captured = [captured_requests(game_name, m) for m in range(matches)]
-    decisions, start = 0, time.perf_counter()
-    for requests in captured:
+        self.server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("bench.PingPong", {"Play": handler}),)
+        )
+        port = self.server.add_insecure_port("127.0.0.1:0")
+        await self.server.start()
+        for _ in range(self.seats):
+            self.procs.append(
+                await asyncio.create_subprocess_exec(
+                    sys.executable, __file__, "--client", f"127.0.0.1:{port}"
+                )
+            )
+        await self.ready.wait()
+        for _ in range(100):
+            for out, back in self.streams:
+                out.put_nowait(warm)
+                await back.get()
+
+    async def play(self, requests: list[bytes]) -> tuple[int, float]:
+        """Decisions and seconds of one match's requests, each answered before the next."""
+        start = time.perf_counter()
         for i, data in enumerate(requests):
-            out, back = streams[i % seats]
+            out, back = self.streams[i % self.seats]
             out.put_nowait(data)
             await back.get()
-        decisions += len(requests)
-    elapsed = time.perf_counter() - start
-    for out, _ in streams:
-        out.put_nowait(None)  # ends each stream; its client then exits by itself
-    for proc in procs:
-        try:
-            await asyncio.wait_for(proc.wait(), 5)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-    await server.stop(0)
-    return {"decisions": decisions, "seconds": elapsed, "decisions_per_s": decisions / elapsed}
+        return len(requests), time.perf_counter() - start
+
+    async def close(self) -> None:
+        """End each stream (its client then exits by itself) and stop the server."""
+        for out, _ in self.streams:
+            out.put_nowait(None)
+        for proc in self.procs:
+            try:
+                await asyncio.wait_for(proc.wait(), 5)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+        await self.server.stop(0)
 
 
-def compare(game: str, matches: int, repeat: int) -> dict[str, float]:
-    """Both sides for one game, run in adjacent pairs; the ratio is the median of the pairs'
-    ratios, so a burst of load from elsewhere on the machine moves one pair, not the figure."""
-    raws, referees = [], []
-    for _ in range(repeat):
-        raws.append(asyncio.run(raw_run(game, matches))["decisions_per_s"])
-        referees.append(asyncio.run(referee_run(game, matches))["decisions_per_s"])
-    ratios = [ref / raw for ref, raw in zip(referees, raws, strict=True)]
+async def compare(game: str, rounds: int) -> dict[str, float]:
+    """Both sides for one game, a match each per round; rates and ratio are round medians."""
+    seats = get_game(game).spec.default_seats
+    raw, referee = RawSide(seats), RefereeSide(game)
+    await raw.start(captured_requests(game, 999)[0])
+    await referee.start()
+    raws, referees, ratios = [], [], []
+    try:
+        for seed in range(rounds):
+            requests = captured_requests(game, seed)  # built before either side's clock runs
+            n, seconds = await raw.play(requests)
+            raw_rate = n / seconds
+            n, seconds = await referee.play(seed)
+            referee_rate = n / seconds
+            raws.append(raw_rate)
+            referees.append(referee_rate)
+            ratios.append(referee_rate / raw_rate)
+    finally:
+        await referee.close()
+        await raw.close()
+    quartiles = statistics.quantiles(ratios, n=4)
     return {
-        "seats": get_game(game).spec.default_seats,
+        "seats": seats,
         "referee_decisions_per_s": statistics.median(referees),
         "raw_decisions_per_s": statistics.median(raws),
         "ratio": statistics.median(ratios),
+        "ratio_q1": quartiles[0],
+        "ratio_q3": quartiles[2],
         "ratio_min": min(ratios),
         "ratio_max": max(ratios),
-        "runs": repeat,
+        "rounds": rounds,
     }
 
 
@@ -186,26 +227,27 @@ def main() -> None:
     """Run both sides per game and print the figures and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", default="knaves,knives", help="3-seat and 5-seat games")
-    parser.add_argument("--matches", type=int, default=6, help="matches per run")
-    parser.add_argument("--repeat", type=int, default=5, help="paired runs (raw, referee)")
+    parser.add_argument("--rounds", type=int, default=30, help="matches per side, alternating")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         asyncio.run(raw_client(args.client))
         return
+    if args.rounds < 2:
+        parser.error(f"--rounds {args.rounds}: need at least 2 rounds for a median and quartiles")
     games = [g for g in args.games.split(",") if g]
-    results = {g: compare(g, args.matches, args.repeat) for g in games}
+    results = {g: asyncio.run(compare(g, args.rounds)) for g in games}
     if args.json:
         # Top-level figures are the last game's (the 5-seat one by default).
         print(json.dumps({**results[games[-1]], "game": games[-1], "by_game": results}))
         return
-    print(f"{'game':<10}{'bots':>5}{'referee/s':>12}{'raw gRPC/s':>12}{'ratio':>8}  pairs' range")
+    print(f"{'game':<10}{'bots':>5}{'referee/s':>12}{'raw gRPC/s':>12}{'ratio':>8}  middle half")
     for game, r in results.items():
         print(
             f"{game:<10}{r['seats']:>5.0f}{r['referee_decisions_per_s']:>12.0f}"
             f"{r['raw_decisions_per_s']:>12.0f}{r['ratio']:>8.2f}"
-            f"  {r['ratio_min']:.2f}-{r['ratio_max']:.2f}"
+            f"  {r['ratio_q1']:.2f}-{r['ratio_q3']:.2f}"
         )
 
 
