@@ -88,9 +88,90 @@ def _shared_bytes(field: str, name: str, value: tuple[Any, ...]) -> bytes:
 
 def struct(data: Mapping[str, Any]) -> struct_pb2.Struct:
     """A JSON-ready mapping as a google.protobuf.Struct."""
+    # Struct.update converts leaf by leaf in Python (~150 us for a Knives hand record, on the
+    # referee's critical path at every hand end); this walk merges runs of leaves from cached
+    # wire bytes and is ~2x faster. test_proto checks it against Struct.update.
     out = struct_pb2.Struct()
-    out.update(dict(data))
+    _fill_struct(out, data)
     return out
+
+
+_LEAF_TYPES = (str, int, float, bool, type(None))
+LEAF_CACHE_SIZE = 65536
+_ENTRY_BYTES: dict[tuple[str, type, Any], bytes] = {}
+_ITEM_BYTES: dict[tuple[type, Any], bytes] = {}
+
+
+def _fill_struct(out: struct_pb2.Struct, data: Mapping[str, Any]) -> None:
+    leaves = []
+    for key, value in data.items():
+        kind = type(value)
+        if kind is list or kind is tuple:
+            inner = out.fields[key].list_value
+            inner.SetInParent()
+            _fill_list(inner, value)
+        elif kind is dict:
+            nested = out.fields[key].struct_value
+            nested.SetInParent()
+            _fill_struct(nested, value)
+        elif kind in _LEAF_TYPES:
+            leaves.append(_entry_bytes(key, value))
+        else:
+            out[key] = value  # anything else: the library's own conversion (or its error)
+    if leaves:
+        out.MergeFromString(b"".join(leaves))
+
+
+def _fill_list(out: struct_pb2.ListValue, items: Sequence[Any]) -> None:
+    leaves: list[bytes] = []
+    for item in items:
+        kind = type(item)
+        if kind in _LEAF_TYPES:
+            leaves.append(_item_bytes(item))
+            continue
+        if leaves:  # keep the order: what came before goes in first
+            out.MergeFromString(b"".join(leaves))
+            leaves = []
+        if kind is list or kind is tuple:
+            inner = out.values.add().list_value
+            inner.SetInParent()
+            _fill_list(inner, item)
+        elif kind is dict:
+            nested = out.values.add().struct_value
+            nested.SetInParent()
+            _fill_struct(nested, item)
+        else:
+            out.append(item)
+    if leaves:
+        out.MergeFromString(b"".join(leaves))
+
+
+def _entry_bytes(key: str, value: Any) -> bytes:
+    """A Struct holding only key: value, serialized (cached)."""
+    cache_key = (key, type(value), value)
+    data = _ENTRY_BYTES.get(cache_key)
+    if data is None:
+        entry = struct_pb2.Struct()
+        entry[key] = value
+        data = entry.SerializeToString()
+        if len(_ENTRY_BYTES) >= LEAF_CACHE_SIZE:
+            _ENTRY_BYTES.clear()
+        _ENTRY_BYTES[cache_key] = data
+    return data
+
+
+def _item_bytes(value: Any) -> bytes:
+    """A ListValue holding only value, serialized (cached)."""
+    cache_key = (type(value), value)
+    data = _ITEM_BYTES.get(cache_key)
+    if data is None:
+        item = struct_pb2.ListValue()
+        item.append(value)
+        data = item.SerializeToString()
+        if len(_ITEM_BYTES) >= LEAF_CACHE_SIZE:
+            _ITEM_BYTES.clear()
+        _ITEM_BYTES[cache_key] = data
+    return data
 
 
 def decision_request(

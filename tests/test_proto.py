@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from google.protobuf import json_format
+from google.protobuf import json_format, struct_pb2
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import all_games, get_game
@@ -120,3 +120,35 @@ def test_shared_view_parts_go_on_the_wire_as_if_converted_each_time() -> None:
     again = request(game.view(state, seat))
     assert first == plain == again and second != first
     assert converted == 3 and len(protocol._SHARED_CACHE) == 3
+
+
+def test_struct_matches_the_librarys_own_conversion() -> None:
+    """Hand records and options convert exactly as google.protobuf's Struct.update does."""
+    import random
+
+    def reference(data: dict[str, Any]) -> struct_pb2.Struct:
+        out = struct_pb2.Struct()
+        out.update(data)
+        return out
+
+    for name, game in all_games().items():
+        state = game.new_match(11)
+        rng = random.Random(11)
+        while game.to_act(state) is not None:
+            game.apply(state, rng.choice(game.legal_actions(state)))
+        records = game.hand_records(state)
+        assert records
+        for record in records:
+            assert protocol.struct(record) == reference(record), name
+    odd = {
+        "empty_list": [],
+        "empty_dict": {},
+        "flags": [True, False, 1, 0, 1.5, None, "1"],
+        "nested": [[], [[1, "a"], {"k": [None]}], {"deep": {"deeper": (2, 3)}}],
+        "mixed": ["a", {"b": 1}, "c", ["d"], "e"],
+        "true": True,
+        "one": 1,
+        "none": None,
+    }
+    assert protocol.struct(odd) == reference(odd)
+    assert protocol.struct(odd) == protocol.struct(odd)  # the second time from cached bytes
