@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -102,7 +103,7 @@ class BotHub:
         self._sessions: dict[str, BotSession] = {}
         self._arrived: dict[str, asyncio.Event] = {}
         self._requests: dict[int, PendingRequest] = {}
-        # Who each past request went to, so a late reply to a finished match is recognised
+        # Who each request of a finished match went to, so a late reply to it is recognised
         # as this bot's own (and ignored) rather than charged to another match.
         self._issued: OrderedDict[int, str] = OrderedDict()
         self._ids = itertools.count(1)
@@ -112,6 +113,7 @@ class BotHub:
         # request would cost a Python-compared heap push and a cancel on every decision.
         self._deadlines: list[tuple[float, int]] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_when = math.inf
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -167,9 +169,6 @@ class BotHub:
         future: asyncio.Future[Reply] = self.loop.create_future()
         req = PendingRequest(next(self._ids), match, seat, session, future)
         self._requests[req.request_id] = req
-        self._issued[req.request_id] = session.identity.bot_id
-        if len(self._issued) > ISSUED_MEMORY:
-            self._issued.popitem(last=False)
         session.pending[req.request_id] = req
         return req
 
@@ -177,16 +176,17 @@ class BotHub:
         """Expire req limit_s seconds from now unless it is settled first."""
         deadline = self.loop.time() + limit_s
         heapq.heappush(self._deadlines, (deadline, req.request_id))
-        if self._timer is None or deadline < self._timer.when():
+        if deadline < self._timer_when:
             self._schedule(deadline)
 
     def _schedule(self, when: float) -> None:
         if self._timer is not None:
             self._timer.cancel()
         self._timer = self.loop.call_at(when, self._expire_due)
+        self._timer_when = when
 
     def _expire_due(self) -> None:
-        self._timer = None
+        self._timer, self._timer_when = None, math.inf
         now = self.loop.time()
         heap = self._deadlines
         while heap:
@@ -200,12 +200,15 @@ class BotHub:
             heapq.heappop(heap)
 
     def forget_match(self, match: MatchContext) -> None:
-        """Drop every request of a finished match."""
+        """Drop every request of a finished match, remembering only whose each was."""
         for rid in [r for r, req in self._requests.items() if req.match is match]:
             req = self._requests.pop(rid)
             req.session.pending.pop(rid, None)
             if not req.future.done():
                 req.future.cancel()
+            self._issued[rid] = req.session.identity.bot_id
+        while len(self._issued) > ISSUED_MEMORY:
+            self._issued.popitem(last=False)
 
     def on_decision(self, session: BotSession, decision: pb.Decision) -> None:
         """Route a bot's Decision to its request, turning every misuse into a fault."""
