@@ -25,6 +25,12 @@ def fallback_index(seed: int, decision: int, choices: int) -> int:
     return int.from_bytes(digest, "big") % choices
 
 
+def _copy(msg: pb.RefereeMessage) -> pb.RefereeMessage:
+    out = pb.RefereeMessage()
+    out.CopyFrom(msg)
+    return out
+
+
 class MatchRunner:
     """Runs one match: asks each seat's bot, enforces clock and rules, charges faults."""
 
@@ -58,6 +64,10 @@ class MatchRunner:
             seats=[b.name for b in self.bots],
         )
         self._universe: set[str] | None = None
+        self._hands_sent = 0
+        self._hands_out: list[bytes] = []  # HandEnded messages to send after this decision
+        self._ahead = -1  # the decision whose action _look_ahead already applied
+        self._next: tuple[int, pb.RefereeMessage] | None = None  # (decision, its request)
 
     async def run(self) -> MatchRecord:
         """Play the match to its end; a failure of the server itself voids it."""
@@ -128,32 +138,73 @@ class MatchRunner:
 
     async def _play(self, state: MatchState) -> None:
         game, record = self.game, self.record
-        hands_sent = 0
         while (seat := game.to_act(state)) is not None:
+            index = len(record.actions)
             legal = game.legal_actions(state)
             if self.forfeited[seat]:
+                self._next = None
                 action, elapsed = self._fallback(legal), 0.0
             else:
-                action, elapsed = await self._ask(state, seat, legal)
-            game.apply(state, action)
+                action, elapsed = await self._ask(state, seat, legal, index)
+            if self._ahead != index:
+                self._advance(state, action)
+            elif action is not legal[0]:
+                raise RuntimeError(f"decision {index} was applied ahead as {legal[0].id}")
             record.actions.append(action.id)
             record.move_ms.append(round(elapsed, 3))
-            if game.hands_finished(state) == hands_sent:
-                continue
-            hands = game.hand_records(state)
-            while hands_sent < len(hands):
-                self._broadcast(
-                    protocol.hand_ended(
-                        match_id=self.match_id,
-                        hand_number=hands_sent,
-                        scores=game.scores(state),
-                        record=hands[hands_sent],
-                    )
-                )
-                hands_sent += 1
+            for data in self._hands_out:
+                self._send_all(data)
+            self._hands_out.clear()
 
-    async def _ask(self, state: MatchState, seat: int, legal: list[Action]) -> tuple[Action, float]:
+    def _advance(self, state: MatchState, action: Action) -> None:
+        """Apply an action and encode the HandEnded of every hand it finished."""
+        game = self.game
+        game.apply(state, action)
+        if game.hands_finished(state) == self._hands_sent:
+            return
+        hands, scores = game.hand_records(state), game.scores(state)
+        while self._hands_sent < len(hands):
+            msg = protocol.hand_ended(
+                match_id=self.match_id,
+                hand_number=self._hands_sent,
+                scores=scores,
+                record=hands[self._hands_sent],
+            )
+            self._hands_out.append(msg.SerializeToString())
+            self._hands_sent += 1
+
+    def _look_ahead(self, state: MatchState, action: Action, index: int) -> None:
+        """While a bot answers a decision with one legal action, whose outcome its answer
+        cannot change (a wrong one is a fault and falls back to that action), apply it and
+        build the next request, so they are ready when the answer comes."""
+        self._advance(state, action)
+        self._ahead = index
+        seat = self.game.to_act(state)
+        if seat is not None and not self.forfeited[seat]:
+            self._next = (index + 1, self._request(state, seat, self.game.legal_actions(state)))
+
+    def _request(self, state: MatchState, seat: int, legal: list[Action]) -> pb.RefereeMessage:
+        """A DecisionRequest for seat; its request id and bank are set when it is sent."""
+        return protocol.decision_request(
+            game_name=self.game.spec.name,
+            request_id=0,
+            match_id=self.match_id,
+            seat=seat,
+            view=self.game.view(state, seat),
+            actions=legal,
+            move_ms=self.clock.move_ms,
+            bank_ms=0,
+        )
+
+    async def _ask(
+        self, state: MatchState, seat: int, legal: list[Action], index: int
+    ) -> tuple[Action, float]:
         bot = self.bots[seat]
+        ready, self._next = self._next, None
+        request = ready[1] if ready is not None and ready[0] == index else None
+        if request is None:
+            request = self._request(state, seat, legal)
+        attempt = 0
         while True:
             session = self.hub.live(bot.bot_id)
             if session is None:
@@ -167,21 +218,20 @@ class MatchRunner:
                     self._forfeit(seat)
                     return fallback, 0.0
             req = self.hub.open_request(session, self, seat)
-            msg = protocol.decision_request(
-                game_name=self.game.spec.name,
-                request_id=req.request_id,
-                match_id=self.match_id,
-                seat=seat,
-                view=self.game.view(state, seat),
-                actions=legal,
-                move_ms=self.clock.move_ms,
-                bank_ms=self.bank_ms[seat],
-            )
+            msg = request if attempt == 0 else _copy(request)  # the first may still be queued
+            attempt += 1
+            msg.request.request_id = req.request_id
+            msg.request.clock.bank_ms = self.bank_ms[seat]
             limit_ms = self.clock.move_ms + self.bank_ms[seat]
             start = time.monotonic()
             session.send(msg)
             self.hub.arm(req, limit_ms / 1000)
+            if len(legal) == 1 and self._ahead != index:
+                await asyncio.sleep(0)  # let the request go out first
+                self._look_ahead(state, legal[0], index)
             reply = await req.future
+            # A reply that arrives during the look-ahead waits for it (well under a
+            # millisecond), and that wait counts in elapsed.
             elapsed = (time.monotonic() - start) * 1000
             if reply.kind == "timeout":
                 self.bank_ms[seat] = 0
@@ -258,7 +308,9 @@ class MatchRunner:
             session.send(msg)
 
     def _broadcast(self, msg: pb.RefereeMessage) -> None:
-        data = msg.SerializeToString()  # once, not once per stream
+        self._send_all(msg.SerializeToString())  # serialized once, not once per stream
+
+    def _send_all(self, data: bytes) -> None:
         for bot_id in dict.fromkeys(b.bot_id for b in self.bots):
             session = self.hub.live(bot_id)
             if session is not None:

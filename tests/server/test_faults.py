@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
 from server.arena import Arena
 from server.records import ClockSettings, MatchRecord
@@ -16,20 +17,23 @@ CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_sho
 
 
 async def match_with_hostile(
-    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK
+    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK, forced: bool = False
 ) -> MatchRecord:
     async with Arena(log_dir=tmp_path) as arena:
         bots = []
         for seat, name in enumerate(["hostile", "honest1", "honest2"]):
             token = arena.register(name)
-            command = [*HOSTILE_BOT, mode, str(bad)] if seat == 0 else RANDOM_BOT
+            hostile = [*HOSTILE_BOT, mode, str(bad)] + (["forced"] if forced else [])
+            command = hostile if seat == 0 else RANDOM_BOT
             await arena.spawn(name, command, token)
             bots.append(arena.identity(token))
         return await arena.play("knaves", bots, seed=11, clock=clock)
 
 
-def play(tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK) -> MatchRecord:
-    record = asyncio.run(match_with_hostile(tmp_path, mode, bad, clock))
+def play(
+    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK, forced: bool = False
+) -> MatchRecord:
+    record = asyncio.run(match_with_hostile(tmp_path, mode, bad, clock, forced))
     assert record.status == "finished", record.reason
     replayed = get_game("knaves").replay(record.seed, 3, record.options, record.actions)
     assert list(get_game("knaves").result(replayed).scores) == record.scores
@@ -152,3 +156,55 @@ def test_bot_that_never_connects_is_a_no_show(tmp_path: Path) -> None:
     record = asyncio.run(run())
     assert kinds(record) == ["no_show"]
     assert_forfeited_last(record)
+
+
+# A decision with a single legal action is applied, and the next request built, while its bot
+# is still answering (MatchRunner._look_ahead); these misbehave on exactly such decisions.
+
+
+def play_forced(
+    tmp_path: Path, mode: str, bad: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[MatchRecord, list[pb.DecisionRequest]]:
+    """A match whose hostile seat misbehaves on its first forced decisions, and every
+    request that seat was sent."""
+    log = tmp_path / "hostile-requests.log"
+    monkeypatch.setenv("HOSTILE_LOG", str(log))
+    record = play(tmp_path, mode, bad, forced=True)
+    sent = [pb.DecisionRequest.FromString(bytes.fromhex(h)) for h in log.read_text().split()]
+    return record, sent
+
+
+def test_a_wrong_answer_to_a_forced_decision_is_charged_and_the_match_stays_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, sent = play_forced(tmp_path, "illegal", 2, monkeypatch)
+    assert kinds(record) == ["illegal_action", "illegal_action"]
+    by_id = {r.request_id: r for r in sent}
+    for fault in record.faults_of(0):
+        assert len(by_id[fault.request_id].legal_actions) == 1
+        assert fault.fallback == record.actions[fault.decision]
+    assert_not_forfeited(record)
+
+
+def test_a_forced_decision_is_asked_again_unchanged_after_a_reconnect(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, sent = play_forced(tmp_path, "reconnect", 1, monkeypatch)
+    assert kinds(record) == []
+    assert_not_forfeited(record)
+    first = next(i for i, r in enumerate(sent) if len(r.legal_actions) == 1)
+    dropped, again = sent[first], sent[first + 1]
+    assert again.request_id != dropped.request_id
+    assert again.knaves == dropped.knaves  # the view before the move, not after it
+    assert list(again.legal_actions) == list(dropped.legal_actions)
+
+
+def test_a_forced_decision_that_times_out_is_cut_off_at_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, sent = play_forced(tmp_path, "slow", 1, monkeypatch)
+    assert kinds(record) == ["timeout"]
+    fault = record.faults_of(0)[0]
+    assert record.move_ms[fault.decision] == pytest.approx(400, abs=1)
+    assert fault.fallback == record.actions[fault.decision]
+    assert_not_forfeited(record)

@@ -1,8 +1,10 @@
 """A zoo of misbehaving bots for the referee's fault tests (lichess-bot's buggy engines).
 
-Usage: hostile.py MODE [N]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any managed bot.
+Usage: hostile.py MODE [N] [forced]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any bot.
 Modes: slow, sleepy, illegal, unknown, garbage, other_seat, crash, reconnect, vanish, duplicate.
-The bot plays legally except on its first N requests (default 2), where it misbehaves.
+The bot plays legally except on its first N requests (default 2), where it misbehaves; with
+"forced", only requests with a single legal action count. With HOSTILE_LOG set, it appends
+each request it gets to that file (hex of the serialized DecisionRequest, one per line).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from cardshark.v1 import referee_pb2 as pb
 
 MODE = sys.argv[1]
 BAD = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+FORCED_ONLY = len(sys.argv) > 3 and sys.argv[3] == "forced"
+LOG = os.environ.get("HOSTILE_LOG")
 SERVER = os.environ["CARDSHARK_SERVER"]
 TOKEN = os.environ["CARDSHARK_TOKEN"]
 
@@ -46,9 +50,14 @@ async def session(seen: list[int]) -> str:
             if msg.WhichOneof("kind") != "request":
                 continue
             req = msg.request
-            seen.append(req.request_id)
-            bad = len(seen) <= BAD
+            if LOG:
+                with open(LOG, "a") as log:
+                    log.write(req.SerializeToString().hex() + "\n")
             legal = [a.id for a in req.legal_actions]
+            counted = not FORCED_ONLY or len(legal) == 1
+            if counted:
+                seen.append(req.request_id)
+            bad = counted and len(seen) <= BAD
             answer = pb.Decision(request_id=req.request_id, action_id=random.choice(legal))
             if bad and MODE in ("slow", "sleepy"):
                 late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
