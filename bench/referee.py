@@ -1,6 +1,6 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
-Usage: python bench/referee.py [--games knaves,knives] [--rounds 30] [--json]
+Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--json]
 The referee side plays full matches against real random-bot processes over loopback. The raw
 side sends the same serialized DecisionRequests (captured from a match) to the same number of
 client processes, one at a time, each answering with a Decision — gRPC's floor for this traffic.
@@ -206,6 +206,8 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
             raws.append(raw_rate)
             referees.append(referee_rate)
             ratios.append(referee_rate / raw_rate)
+            if (seed + 1) % 10 == 0 or seed + 1 == rounds:
+                print(f"{game}: {seed + 1}/{rounds} rounds", file=sys.stderr, flush=True)
     finally:
         await referee.close()
         await raw.close()
@@ -227,7 +229,7 @@ def main() -> None:
     """Run both sides per game and print the figures and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", default="knaves,knives", help="3-seat and 5-seat games")
-    parser.add_argument("--rounds", type=int, default=30, help="matches per side, alternating")
+    parser.add_argument("--rounds", type=int, default=80, help="matches per side, alternating")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
