@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 import grpc  # noqa: E402
 
 from cardshark.v1 import referee_pb2 as pb  # noqa: E402
-from games.registry import get_game  # noqa: E402
+from games.registry import all_games, get_game  # noqa: E402
 from server import protocol  # noqa: E402
 from server.arena import Arena  # noqa: E402
 
@@ -239,6 +239,11 @@ def main() -> None:
     if args.rounds < 2:
         parser.error(f"--rounds {args.rounds}: need at least 2 rounds for a median and quartiles")
     games = [g for g in args.games.split(",") if g]
+    unknown = [g for g in games if g not in all_games()]
+    if unknown or not games:
+        what = f"unknown {', '.join(unknown)}" if unknown else "no game named"
+        known = ", ".join(sorted(all_games()))
+        parser.error(f"--games {args.games!r}: {what}; known: {known}")
     results = {g: asyncio.run(compare(g, args.rounds)) for g in games}
     if args.json:
         # Top-level figures are the last game's (the 5-seat one by default).
