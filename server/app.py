@@ -11,6 +11,7 @@ from grpc_reflection.v1alpha import reflection
 
 from cardshark.v1 import admin_pb2, referee_pb2
 from server.hub import BotHub
+from server.limits import SERVER_OPTIONS
 from server.service import SERVICE_NAME, Authenticator, RefereeService
 
 VERSION = "0.1.0"
@@ -41,9 +42,7 @@ async def start_server(
 ) -> RunningServer:
     """Bind host:port (0 = a free port) and start serving (plus any extra services)."""
     hub = BotHub()
-    server = grpc.aio.server(
-        options=[("grpc.so_reuseport", 0), ("grpc.keepalive_permit_without_calls", 1)]
-    )
+    server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers((RefereeService(hub, authenticate, VERSION).handler(),))
     for add in services:
         add(server)
