@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+import os
 import secrets
-from collections.abc import AsyncIterator, Callable
+import stat
+import types
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
@@ -45,8 +50,59 @@ def progress_message(p: TournamentProgress, last_match_id: int = 0) -> pb.Tourna
     )
 
 
+ADMIN_METHODS = tuple(pb.DESCRIPTOR.services_by_name["Admin"].methods_by_name)
+
+
+class AdminTokenError(Exception):
+    """The admin token cannot be used as given; the message is one line for the user."""
+
+
+def admin_token_source(
+    value: str | None, token_file: Path | None, argv: Sequence[str]
+) -> tuple[str | None, str | None]:
+    """The admin token from --admin-token-file (0600), the environment or the flag, and a
+    warning when it came from the flag (it is then visible in `ps`)."""
+    on_command_line = any(a == "--admin-token" or a.startswith("--admin-token=") for a in argv)
+    if token_file is None:
+        warning = None
+        if value and on_command_line:
+            warning = (
+                "warning: --admin-token is visible to every user in `ps`; use "
+                "CARDSHARK_ADMIN_TOKEN or --admin-token-file (mode 0600) instead"
+            )
+        return value or None, warning
+    if value:
+        raise AdminTokenError(
+            "give the admin token once: --admin-token-file, or CARDSHARK_ADMIN_TOKEN / "
+            "--admin-token, not both"
+        )
+    try:
+        fd = os.open(token_file, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise AdminTokenError(
+            f"cannot read admin token file {token_file}: {exc.strerror}"
+        ) from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode  # of the file opened, not of a name swapped since
+        if not stat.S_ISREG(mode):
+            raise AdminTokenError(f"admin token file {token_file} is not a regular file")
+        if mode & 0o077:
+            raise AdminTokenError(
+                f"admin token file {token_file} is readable by others "
+                f"(mode {stat.S_IMODE(mode):04o}); chmod 600 {token_file}"
+            )
+        token = f.read(4096).decode("utf-8", "replace").strip()
+    if not token:
+        raise AdminTokenError(f"admin token file {token_file} is empty")
+    return token, None
+
+
 class AdminService(admin_pb2_grpc.AdminServicer):
-    """Admin calls, each checked against the admin token, run on the store off the loop."""
+    """Admin calls, each checked against the admin token, run on the store off the loop.
+
+    Register it with add_to only: that is where every RPC gets its token check, before the
+    method reads or changes anything.
+    """
 
     def __init__(self, store: Store, arena: Arena, admin_token: str | None) -> None:
         self.store = store
@@ -55,11 +111,31 @@ class AdminService(admin_pb2_grpc.AdminServicer):
         self.running: dict[int, asyncio.Task[int]] = {}
 
     def add_to(self, server: grpc.aio.Server) -> None:
-        """Register on a server."""
-        admin_pb2_grpc.add_AdminServicer_to_server(self, server)  # type: ignore[no-untyped-call]
+        """Register on a server, every RPC behind the token check."""
+        guarded = types.SimpleNamespace(
+            **{name: self._guard(getattr(self, name)) for name in ADMIN_METHODS}
+        )
+        admin_pb2_grpc.add_AdminServicer_to_server(guarded, server)  # type: ignore[no-untyped-call]
+
+    def _guard(self, method: Callable[..., Any]) -> Callable[..., Any]:
+        """method behind the token check (a streaming RPC stays a stream)."""
+        if inspect.isasyncgenfunction(method):
+
+            async def stream(request: Any, context: Context) -> AsyncIterator[Any]:
+                await self._authorize(context)
+                async for item in method(request, context):
+                    yield item
+
+            return stream
+
+        async def unary(request: Any, context: Context) -> Any:
+            await self._authorize(context)
+            result = method(request, context)
+            return await result if inspect.isawaitable(result) else result
+
+        return unary
 
     async def _call(self, context: Context, work: Callable[[], T]) -> T:
-        await self._authorize(context)
         try:
             return await asyncio.to_thread(work)
         except (NotFoundError, UnknownGameError) as exc:
@@ -72,7 +148,8 @@ class AdminService(admin_pb2_grpc.AdminServicer):
             await self._abort(
                 context,
                 grpc.StatusCode.PERMISSION_DENIED,
-                "the admin service is off; start the server with --admin-token",
+                "the admin service is off; start the server with CARDSHARK_ADMIN_TOKEN set "
+                "or with --admin-token-file",
             )
         given = dict(context.invocation_metadata() or ()).get("authorization", "")
         expected = f"Bearer {self.admin_token}"
@@ -111,7 +188,6 @@ class AdminService(admin_pb2_grpc.AdminServicer):
         self, request: pb.ListGamesRequest, context: Context
     ) -> pb.ListGamesResponse:
         """List games."""
-        await self._authorize(context)
         games = [
             pb.GameInfo(
                 name=name,

@@ -5,15 +5,20 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import logging
 import math
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from cardshark.v1 import referee_pb2 as pb
+from server.limits import cap_text
 
+log = logging.getLogger(__name__)
 ISSUED_MEMORY = 100_000
+INCIDENT_MEMORY = 100  # incidents kept per bot (the log has every one that was logged)
 # What a session sends: a message, or one already serialized (a broadcast is encoded once).
 Outgoing = pb.RefereeMessage | bytes
 
@@ -34,6 +39,16 @@ class Reply(NamedTuple):
     action_id: str = ""
     fault_kind: str = ""
     detail: str = ""
+
+
+@dataclass(frozen=True)
+class Incident:
+    """A misuse of a bot's token that no match was charged with, kept for the organizer."""
+
+    kind: str  # "second_stream" | "not_yours" | "malformed"
+    detail: str
+    at: float  # time.time()
+    matches: tuple[str, ...] = ()  # the running matches the bot sat in at the time
 
 
 class MatchContext(Protocol):
@@ -114,6 +129,11 @@ class BotHub:
         self._deadlines: list[tuple[float, int]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._timer_when = math.inf
+        # The seats each bot holds in each running match: a stray reply of a bot with no open
+        # request is charged to one of them.
+        self._seated: dict[str, dict[MatchContext, list[int]]] = {}
+        self.incidents: dict[str, deque[Incident]] = {}
+        self._incident_counts: dict[str, int] = {}
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -122,16 +142,23 @@ class BotHub:
             self._loop = asyncio.get_running_loop()
         return self._loop
 
-    def attach(self, session: BotSession) -> None:
-        """Make session the live one of its bot (a newer connection replaces an older one)."""
+    def attach(self, session: BotSession, peer: str = "") -> bool:
+        """Make session the live one of its bot; refused (False, an incident) while the bot
+        already has a live stream: a valid token never takes over a live stream's seats."""
         bot_id = session.identity.bot_id
         old = self._sessions.get(bot_id)
         if old is not None and old is not session:
-            self.detach(old)
-            old.close()
+            if not old.closed:
+                where = f" from {cap_text(peer, 64)}" if peer else ""
+                self.record_incident(
+                    bot_id, "second_stream", f"a second stream{where} was refused: one is live"
+                )
+                return False
+            self.detach(old)  # its stream ended; the rest of its teardown is under way
         self._sessions[bot_id] = session
         self.disconnected_at.pop(bot_id, None)
         self._event(bot_id).set()
+        return True
 
     def detach(self, session: BotSession) -> None:
         """Forget a closed session; its open requests learn the bot disconnected."""
@@ -199,8 +226,22 @@ class BotHub:
                 req.expire()
             heapq.heappop(heap)
 
+    def seat(self, match: MatchContext, bot_ids: Sequence[str]) -> None:
+        """Note a running match's bots, seat by seat, until forget_match."""
+        for seat, bot_id in enumerate(bot_ids):
+            self._seated.setdefault(bot_id, {}).setdefault(match, []).append(seat)
+
+    def seats_of(self, bot_id: str) -> dict[MatchContext, list[int]]:
+        """The running matches a bot sits in and its seats there."""
+        return self._seated.get(bot_id, {})
+
     def forget_match(self, match: MatchContext) -> None:
         """Drop every request of a finished match, remembering only whose each was."""
+        for bot_id in [b for b, matches in self._seated.items() if match in matches]:
+            matches = self._seated[bot_id]
+            del matches[match]
+            if not matches:
+                del self._seated[bot_id]
         for rid in [r for r, req in self._requests.items() if req.match is match]:
             req = self._requests.pop(rid)
             req.session.pending.pop(rid, None)
@@ -227,7 +268,7 @@ class BotHub:
             req.match.charge(
                 req.seat,
                 "duplicate",
-                f"second reply to request {rid}: {decision.action_id!r}",
+                f"second reply to request {rid}: {cap_text(decision.action_id)!r}",
                 rid,
                 "",
             )
@@ -236,7 +277,7 @@ class BotHub:
         wrong_seat = decision.HasField("seat") and decision.seat != req.seat
         if wrong_match or wrong_seat:
             detail = (
-                f"reply to request {rid} names match {decision.match_id!r} seat "
+                f"reply to request {rid} names match {cap_text(decision.match_id, 64)!r} seat "
                 f"{decision.seat if decision.HasField('seat') else '-'}; the request was for "
                 f"match {req.match.match_id!r} seat {req.seat}"
             )
@@ -248,12 +289,32 @@ class BotHub:
 
     def on_malformed(self, session: BotSession, detail: str) -> None:
         """A message that could not be parsed answers the oldest open request as a fault."""
-        self._stray(session, "malformed", detail)
+        self._stray(session, "malformed", cap_text(detail))
 
     def _stray(self, session: BotSession, kind: str, detail: str) -> None:
+        """Charge a message that answers none of the bot's requests to the bot itself: its
+        oldest open request, else a seat of a running match it sits in, else an incident."""
         target = session.oldest_open()
         if target is not None:
             target.resolve(Reply("fault", fault_kind=kind, detail=detail))
+            return
+        bot_id = session.identity.bot_id
+        seated = next(iter(self.seats_of(bot_id).items()), None)
+        if seated is not None:
+            match, seats = seated
+            match.charge(seats[0], kind, detail, 0, "")
+        else:
+            self.record_incident(bot_id, kind, detail)
+
+    def record_incident(self, bot_id: str, kind: str, detail: str) -> None:
+        """Keep (and log) a misuse of a bot's token that no match is charged with."""
+        matches = tuple(m.match_id for m in self.seats_of(bot_id))
+        kept = self.incidents.setdefault(bot_id, deque(maxlen=INCIDENT_MEMORY))
+        kept.append(Incident(kind, detail, time.time(), matches))
+        count = self._incident_counts[bot_id] = self._incident_counts.get(bot_id, 0) + 1
+        if count <= 10 or count & (count - 1) == 0:  # a flood must not flood the log
+            seated = f" (seated in match {', '.join(matches)})" if matches else ""
+            log.warning("bot %s%s: %s: %s [incident %d]", bot_id, seated, kind, detail, count)
 
     def _event(self, bot_id: str) -> asyncio.Event:
         return self._arrived.setdefault(bot_id, asyncio.Event())

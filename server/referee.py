@@ -13,6 +13,7 @@ from cardshark.v1 import referee_pb2 as pb
 from games.base import Action, Game, MatchState
 from server import protocol
 from server.hub import BotHub, BotIdentity, Reply
+from server.limits import cap_text
 from server.records import ClockSettings, Fault, MatchRecord
 from tournaments.ratings import SeatOutcome, placements
 
@@ -73,6 +74,7 @@ class MatchRunner:
         """Play the match to its end; a failure of the server itself voids it."""
         record = self.record
         state: MatchState | None = None
+        self.hub.seat(self, [b.bot_id for b in self.bots])
         try:
             await self._seat_everyone()
             state = self.game.new_match(self.seed, len(self.bots), self.options)
@@ -266,9 +268,10 @@ class MatchRunner:
             self._universe = set(self.game.all_action_ids(state))
         kind = "illegal_action" if reply.action_id in self._universe else "unknown_action"
         shown = ", ".join(a.id for a in legal[:12]) + (" …" if len(legal) > 12 else "")
-        detail = f"action {reply.action_id!r} is not legal now; legal: {shown}"
+        given = cap_text(reply.action_id)  # the bot's text, stored and shown: capped
+        detail = f"action {given!r} is not legal now; legal: {shown}"
         if kind == "unknown_action":
-            detail = f"action {reply.action_id!r} is no action of {self.game.spec.name}"
+            detail = f"action {given!r} is no action of {self.game.spec.name}"
         fallback = self._fallback(legal)
         self.charge(seat, kind, detail, request_id, fallback.id)
         return fallback

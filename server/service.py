@@ -15,7 +15,8 @@ from server import protocol
 from server.hub import BotHub, BotIdentity, BotSession, Outgoing
 
 log = logging.getLogger(__name__)
-HELLO_TIMEOUT_S = 10.0
+HELLO_TIMEOUT_S = 10.0  # a stream without a Hello by then is closed
+MAX_UNAUTHENTICATED = 64  # streams waiting for their Hello at once; more are refused
 SERVICE_NAME = "cardshark.v1.Referee"
 
 Authenticator = Callable[[str], BotIdentity | None]
@@ -44,10 +45,23 @@ def encode_outgoing(msg: Outgoing) -> bytes:
 class RefereeService:
     """Serves Referee.Play: authenticates a bot and relays its stream to the hub."""
 
-    def __init__(self, hub: BotHub, authenticate: Authenticator, server_version: str) -> None:
+    def __init__(
+        self,
+        hub: BotHub,
+        authenticate: Authenticator,
+        server_version: str,
+        hello_timeout_s: float | None = None,
+        max_unauthenticated: int | None = None,
+    ) -> None:
         self.hub = hub
         self.authenticate = authenticate
         self.server_version = server_version
+        # The module's values unless given: read here, so a test can set them before a start.
+        self.hello_timeout_s = HELLO_TIMEOUT_S if hello_timeout_s is None else hello_timeout_s
+        self.max_unauthenticated = (
+            MAX_UNAUTHENTICATED if max_unauthenticated is None else max_unauthenticated
+        )
+        self.unauthenticated = 0  # streams open now that have not completed their Hello
 
     def handler(self) -> grpc.GenericRpcHandler:
         """A generic handler with the lenient deserializer."""
@@ -62,9 +76,23 @@ class RefereeService:
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Outgoing]:
         """One bot's stream: Hello, Welcome, then requests out and decisions in."""
-        identity = await self._hello(requests, context)
+        if self.unauthenticated >= self.max_unauthenticated:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "too many connections are waiting to say Hello; try again shortly",
+            )
+        self.unauthenticated += 1
+        try:
+            identity = await self._hello(requests, context)
+        finally:
+            self.unauthenticated -= 1
         session = BotSession(identity)
-        self.hub.attach(session)
+        if not self.hub.attach(session, context.peer()):
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                "this bot already has a live stream; one bot, one stream (a dead connection "
+                "is noticed within about 30 s: retry)",
+            )
         reader = asyncio.create_task(self._read(requests, session))
         try:
             yield protocol.welcome(identity.name, self.server_version)
@@ -79,9 +107,12 @@ class RefereeService:
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
     ) -> BotIdentity:
         try:
-            first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
+            first = await asyncio.wait_for(anext(requests), self.hello_timeout_s)
         except (TimeoutError, StopAsyncIteration):
-            await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "expected a Hello first")
+            await context.abort(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                f"expected a Hello within {self.hello_timeout_s:g} s",
+            )
         if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
             await context.abort(
                 grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a Hello"

@@ -58,16 +58,66 @@ def test_reply_to_another_bots_request_is_not_yours_and_duplicates_are_charged()
     asyncio.run(run())
 
 
-def test_disconnect_settles_open_requests_and_a_new_stream_replaces_the_old() -> None:
+def test_a_second_stream_of_a_live_bot_is_refused_and_a_dropped_one_is_replaced() -> None:
     async def run() -> None:
         hub = BotHub()
         first = BotSession(BotIdentity("a", "a"))
-        hub.attach(first)
+        assert hub.attach(first)
         req = hub.open_request(first, FakeMatch("m"), 0)
-        second = BotSession(BotIdentity("a", "a"))
-        hub.attach(second)
-        assert req.future.result().kind == "disconnected"
-        assert first.closed and hub.live("a") is second
+        intruder = BotSession(BotIdentity("a", "a"))
+        assert not hub.attach(intruder, "ipv4:10.0.0.9:4242")
+        assert hub.live("a") is first and not req.future.done() and not first.closed
+        (incident,) = hub.incidents["a"]
+        assert incident.kind == "second_stream" and "10.0.0.9" in incident.detail
+        first.close()  # its stream ended; the teardown (detach) has not run yet
+        back = BotSession(BotIdentity("a", "a"))
+        assert hub.attach(back)
+        assert req.future.result().kind == "disconnected" and hub.live("a") is back
+
+    asyncio.run(run())
+
+
+def test_a_stray_reply_without_an_open_request_is_charged_to_the_senders_match() -> None:
+    async def run() -> None:
+        hub = BotHub()
+        a, b = BotSession(BotIdentity("a", "a")), BotSession(BotIdentity("b", "b"))
+        hub.attach(a)
+        hub.attach(b)
+        match, other, ended = FakeMatch("m"), FakeMatch("other"), FakeMatch("ended")
+        hub.seat(match, ["a", "b"])
+        hub.seat(other, ["c", "b"])
+        hub.seat(ended, ["b", "a"])
+        a_ended = hub.open_request(a, ended, 1)
+        hub.forget_match(ended)
+        victim = hub.open_request(a, match, 0)
+        elsewhere = hub.open_request(a, other, 0)
+        hub.on_decision(b, decision(victim.request_id))  # another bot's, same match
+        hub.on_decision(b, decision(elsewhere.request_id))  # another bot's, another match
+        hub.on_decision(b, decision(a_ended.request_id))  # another bot's, a finished match
+        hub.on_decision(b, decision(10**6))  # never issued
+        assert match.charged == [(1, "not_yours")] * 4 and other.charged == []
+        assert not victim.future.done() and not elsewhere.future.done()
+        hub.on_decision(a, decision(victim.request_id))
+        assert victim.future.result().kind == "decision"
+        assert hub.seats_of("b") == {match: [1], other: [1]} and "b" not in hub.incidents
+
+    asyncio.run(run())
+
+
+def test_a_stray_reply_of_a_bot_in_no_match_is_an_incident() -> None:
+    async def run() -> None:
+        hub = BotHub()
+        a, b = BotSession(BotIdentity("a", "a")), BotSession(BotIdentity("b", "b"))
+        hub.attach(a)
+        hub.attach(b)
+        match = FakeMatch("m")
+        hub.seat(match, ["a", "a", "a"])
+        theirs = hub.open_request(a, match, 2)
+        hub.on_decision(b, decision(theirs.request_id))
+        hub.on_malformed(b, "x" * 10_000)
+        assert [i.kind for i in hub.incidents["b"]] == ["not_yours", "malformed"]
+        assert len(hub.incidents["b"][1].detail.encode()) < 300
+        assert match.charged == [] and not theirs.future.done()
 
     asyncio.run(run())
 
