@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -21,12 +23,23 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 bool debug() { return std::getenv("CARDSHARK_DEBUG") != nullptr; }
 
+std::string read_pem(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(std::string("cannot read ") + what + " " + path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
 }  // namespace
 
 Options options_from_args(int argc, char** argv) {
   Options options;
   options.server = env_or("CARDSHARK_SERVER", kDefaultServer);
   options.token = env_or("CARDSHARK_TOKEN", "");
+  options.tls_ca = env_or("CARDSHARK_TLS_CA", "");
+  options.tls_cert = env_or("CARDSHARK_TLS_CERT", "");
+  options.tls_key = env_or("CARDSHARK_TLS_KEY", "");
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
@@ -44,6 +57,12 @@ Options options_from_args(int argc, char** argv) {
       options.server = value;
     } else if (flag == "--token") {
       options.token = value;
+    } else if (flag == "--tls-ca") {
+      options.tls_ca = value;
+    } else if (flag == "--tls-cert") {
+      options.tls_cert = value;
+    } else if (flag == "--tls-key") {
+      options.tls_key = value;
     } else {
       throw std::invalid_argument("unknown argument " + arg);
     }
@@ -51,9 +70,28 @@ Options options_from_args(int argc, char** argv) {
   return options;
 }
 
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Options& options) {
+  if (options.tls_ca.empty()) {
+    if (!options.tls_cert.empty() || !options.tls_key.empty()) {
+      throw std::invalid_argument("a client certificate needs a CA to trust: give --tls-ca too");
+    }
+    return grpc::InsecureChannelCredentials();
+  }
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    throw std::invalid_argument("--tls-cert and --tls-key go together: give both or neither");
+  }
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = read_pem(options.tls_ca, "--tls-ca");
+  if (!options.tls_cert.empty()) {
+    ssl.pem_cert_chain = read_pem(options.tls_cert, "--tls-cert");
+    ssl.pem_private_key = read_pem(options.tls_key, "--tls-key");
+  }
+  return grpc::SslCredentials(ssl);
+}
+
 BotClient::BotClient(Decide decide, Options options)
     : decide_(std::move(decide)), options_(std::move(options)) {
-  channel_ = grpc::CreateChannel(options_.server, grpc::InsecureChannelCredentials());
+  channel_ = grpc::CreateChannel(options_.server, channel_credentials(options_));
   stub_ = v1::Referee::NewStub(channel_);
 }
 
@@ -144,8 +182,9 @@ int run_bot(Decide decide, int argc, char** argv, const std::string& name,
   try {
     options = options_from_args(argc, argv);
   } catch (const std::invalid_argument& err) {
-    std::cerr << "usage: " << argv[0] << " [--server HOST:PORT] [--token TOKEN]: " << err.what()
-              << std::endl;
+    std::cerr << "usage: " << argv[0]
+              << " [--server HOST:PORT] [--token TOKEN] [--tls-ca CA] [--tls-cert C --tls-key K]: "
+              << err.what() << std::endl;
     return 2;
   }
   if (options.token.empty()) {
@@ -155,7 +194,14 @@ int run_bot(Decide decide, int argc, char** argv, const std::string& name,
   }
   options.name = name;
   options.on_event = std::move(on_event);
-  BotClient client(std::move(decide), options);
+  std::unique_ptr<BotClient> made;
+  try {
+    made = std::make_unique<BotClient>(std::move(decide), options);
+  } catch (const std::invalid_argument& err) {
+    std::cerr << "cannot start the bot: " << err.what() << std::endl;
+    return 2;
+  }
+  BotClient& client = *made;
   try {
     client.run();
   } catch (const BotRefused& err) {

@@ -5,6 +5,10 @@
 // repository's ../../proto, or CARDSHARK_PROTO_DIR), so a new game's view needs no rebuild.
 // Messages are plain objects with the .proto field names (request_id, legal_actions, ...);
 // a oneof's set member is named by a virtual field (msg.kind === 'request', request.view).
+//
+// The server is HOST:PORT or unix:/PATH. With a CA (option tlsCa, --tls-ca, CARDSHARK_TLS_CA)
+// the bot speaks TLS and checks the server's certificate; tlsCert/tlsKey (--tls-cert,
+// --tls-key, CARDSHARK_TLS_CERT, CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -65,11 +69,34 @@ function backoffMs(attempt) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** PEM bytes: a Buffer as given, else the file at that path; undefined stays undefined. */
+function readPem(value) {
+  if (value === undefined || value === null || value === '') return undefined;
+  return Buffer.isBuffer(value) ? value : fs.readFileSync(value);
+}
+
+/**
+ * Channel credentials: TLS trusting tlsCa (plus a client certificate for mutual TLS),
+ * else insecure. Throws when a file cannot be read or a cert comes without its key.
+ */
+function channelCredentials({ tlsCa, tlsCert, tlsKey } = {}) {
+  const ca = readPem(tlsCa);
+  const cert = readPem(tlsCert);
+  const key = readPem(tlsKey);
+  if (!ca) {
+    if (cert || key) throw new Error('a client certificate needs a CA to trust: give --tls-ca too');
+    return grpc.credentials.createInsecure();
+  }
+  if (!cert !== !key) throw new Error('--tls-cert and --tls-key go together: give both or neither');
+  return grpc.credentials.createSsl(ca, key || null, cert || null);
+}
+
 /** A bot's connection to a cardshark server. */
 class BotClient {
   /**
    * @param {(request: object) => string | Promise<string>} decide returns a legal action id
-   * @param {object} options server, token, name, games, onEvent(msg), reconnectMs, protoDir, log
+   * @param {object} options server, token, name, games, onEvent(msg), reconnectMs, protoDir, log,
+   *   tlsCa, tlsCert, tlsKey (PEM paths or Buffers)
    */
   constructor(decide, options = {}) {
     if (typeof decide !== 'function') throw new TypeError('decide must be a function');
@@ -83,6 +110,7 @@ class BotClient {
     this.reconnectMs = options.reconnectMs ?? 30000;
     this.log = options.log || (process.env.CARDSHARK_DEBUG ? (m) => console.error(m) : () => {});
     this.protocol = loadProtocol(options.protoDir);
+    this.credentials = channelCredentials(options);
     this.welcome = null;
     this.call = null;
     this.stopped = false;
@@ -102,7 +130,7 @@ class BotClient {
 
   /** Serve until stop(), or until the server is gone for longer than reconnectMs. */
   async run() {
-    const stub = new this.protocol.Referee(this.server, grpc.credentials.createInsecure());
+    const stub = new this.protocol.Referee(this.server, this.credentials);
     let lostAt = null;
     let attempt = 0;
     try {
@@ -185,15 +213,30 @@ class BotClient {
   }
 }
 
-/** --server/--token from argv, else CARDSHARK_SERVER/CARDSHARK_TOKEN, else the defaults. */
+const FLAGS = {
+  '--server': 'server',
+  '--token': 'token',
+  '--tls-ca': 'tlsCa',
+  '--tls-cert': 'tlsCert',
+  '--tls-key': 'tlsKey',
+};
+
+/**
+ * --server/--token (and --tls-ca/--tls-cert/--tls-key) from argv, else CARDSHARK_SERVER,
+ * CARDSHARK_TOKEN, CARDSHARK_TLS_CA, CARDSHARK_TLS_CERT, CARDSHARK_TLS_KEY, else the defaults.
+ * TLS keys appear only when given.
+ */
 function parseArgs(argv = process.argv.slice(2), env = process.env) {
   const config = { server: env.CARDSHARK_SERVER || DEFAULT_SERVER, token: env.CARDSHARK_TOKEN || '' };
+  if (env.CARDSHARK_TLS_CA) config.tlsCa = env.CARDSHARK_TLS_CA;
+  if (env.CARDSHARK_TLS_CERT) config.tlsCert = env.CARDSHARK_TLS_CERT;
+  if (env.CARDSHARK_TLS_KEY) config.tlsKey = env.CARDSHARK_TLS_KEY;
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);
-    if (flag !== '--server' && flag !== '--token') throw new Error(`unknown argument ${argv[i]}`);
+    if (!Object.hasOwn(FLAGS, flag)) throw new Error(`unknown argument ${argv[i]}`);
     const value = inline ?? argv[++i];
     if (value === undefined) throw new Error(`${flag} needs a value`);
-    config[flag.slice(2)] = value;
+    config[FLAGS[flag]] = value;
   }
   return config;
 }
@@ -204,14 +247,23 @@ async function run(decide, options = {}) {
   try {
     config = parseArgs(options.argv, options.env);
   } catch (err) {
-    console.error(`usage: node BOT.js [--server HOST:PORT] [--token TOKEN]: ${err.message}`);
+    console.error(
+      `usage: node BOT.js [--server HOST:PORT] [--token TOKEN] [--tls-ca CA] ` +
+        `[--tls-cert CERT --tls-key KEY]: ${err.message}`,
+    );
     process.exit(2);
   }
   if (!config.token) {
     console.error('no token: pass --token or set CARDSHARK_TOKEN (see `cardshark bot add`)');
     process.exit(2);
   }
-  const client = new BotClient(decide, { ...options, ...config });
+  let client;
+  try {
+    client = new BotClient(decide, { ...options, ...config });
+  } catch (err) {
+    console.error(`cannot start the bot: ${err.message}`);
+    process.exit(2);
+  }
   process.once('SIGTERM', () => client.stop());
   process.once('SIGINT', () => client.stop());
   try {
@@ -227,6 +279,7 @@ module.exports = {
   BotClient,
   BotRefused,
   DEFAULT_SERVER,
+  channelCredentials,
   PROTOCOL_VERSION,
   loadProtocol,
   parseArgs,

@@ -9,6 +9,7 @@ const {
   PROTOCOL_VERSION,
   loadProtocol,
   parseArgs,
+  channelCredentials,
   protoFiles,
 } = require('../lib');
 
@@ -63,6 +64,20 @@ test('reads the server and token from the environment, flags first', () => {
   assert.deepEqual(parseArgs(['--server', 'x:2', '--token=u'], env), { server: 'x:2', token: 'u' });
   assert.deepEqual(parseArgs([], {}), { server: '127.0.0.1:50051', token: '' });
   assert.throws(() => parseArgs(['--bogus'], {}), /unknown argument/);
+});
+
+test('reads the TLS files from the environment, flags first; a lone cert is refused', () => {
+  const env = { CARDSHARK_TLS_CA: 'ca.pem', CARDSHARK_TLS_CERT: 'c.pem', CARDSHARK_TLS_KEY: 'k' };
+  assert.deepEqual(parseArgs(['--tls-ca=mine.pem'], env), {
+    server: '127.0.0.1:50051',
+    token: '',
+    tlsCa: 'mine.pem',
+    tlsCert: 'c.pem',
+    tlsKey: 'k',
+  });
+  const pem = Buffer.from('not read: createSsl only keeps it');
+  assert.throws(() => channelCredentials({ tlsCert: pem, tlsKey: pem }), /needs a CA/);
+  assert.throws(() => channelCredentials({ tlsCa: '/nonexistent/ca.pem' }), /ENOENT/);
 });
 
 test('sends a correct Hello first and answers with the request id', async () => {

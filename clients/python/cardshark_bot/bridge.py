@@ -2,9 +2,10 @@
 
     python -m cardshark_bot.bridge [--server HOST:PORT] [--token TOKEN] -- COMMAND [ARG...]
 
-The bridge dials the server like any bot (CARDSHARK_SERVER / CARDSHARK_TOKEN, or the flags),
-starts COMMAND, and speaks with it one JSON object per line (protobuf's JSON mapping with the
-.proto field names):
+The bridge dials the server like any bot (CARDSHARK_SERVER / CARDSHARK_TOKEN, or the flags;
+HOST:PORT or unix:/PATH; with --tls-ca CA or CARDSHARK_TLS_CA over TLS, plus --tls-cert and
+--tls-key for mutual TLS), starts COMMAND, and speaks with it one JSON object per line
+(protobuf's JSON mapping with the .proto field names):
 
 - to the bot's stdin: every RefereeMessage the server sends, requests and events alike, e.g.
   ``{"request": {"request_id": 5, "legal_actions": [{"id": "play:QH", ...}], ...}}`` or
@@ -33,7 +34,15 @@ from collections.abc import Sequence
 from google.protobuf import json_format
 
 from cardshark.v1 import referee_pb2 as pb
-from cardshark_bot.client import DEFAULT_SERVER, BotClient, BotRefused
+from cardshark_bot.client import (
+    DEFAULT_SERVER,
+    BotClient,
+    BotRefused,
+    Pem,
+    add_tls_arguments,
+    channel_credentials,
+    tls_error,
+)
 
 LINE_LIMIT = 1 << 20  # longest line read from the bot
 STOP_GRACE_S = 2.0  # after its stdin closes, a bot gets this long to exit before SIGTERM
@@ -178,6 +187,9 @@ async def bridge(
     name: str = "",
     games: Sequence[str] = (),
     reconnect_s: float = 30.0,
+    tls_ca: Pem | None = None,
+    tls_cert: Pem | None = None,
+    tls_key: Pem | None = None,
 ) -> int:
     """Serve the server's requests with the bot process; returns the exit code."""
     if shutil.which(command[0]) is None:
@@ -185,20 +197,27 @@ async def bridge(
         return 127
     bot = StdioBot(command)
     try:
+        client = BotClient(
+            bot.decide,
+            server=server,
+            token=token,
+            name=name,
+            games=games,
+            on_event=bot.event,
+            reconnect_s=reconnect_s,
+            tls_ca=tls_ca,
+            tls_cert=tls_cert,
+            tls_key=tls_key,
+        )
+    except (OSError, ValueError) as err:
+        _say(tls_error(err))
+        return 2
+    try:
         await bot.start()
     except OSError as err:
         _say(f"cannot start the bot {command[0]!r}: {err.strerror or err}")
         return 127
     assert bot.process is not None
-    client = BotClient(
-        bot.decide,
-        server=server,
-        token=token,
-        name=name,
-        games=games,
-        on_event=bot.event,
-        reconnect_s=reconnect_s,
-    )
     bot.client = client
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -261,6 +280,7 @@ def _parser() -> argparse.ArgumentParser:
         default=30.0,
         help="give up when the server is gone this long (default 30)",
     )
+    add_tls_arguments(parser)
     return parser
 
 
@@ -279,6 +299,10 @@ def bridge_main(argv: list[str]) -> int:
         parser.error("no bot command: give it after --, e.g. -- perl clients/perl/random_bot.pl")
     if not args.token:
         parser.error("no token: pass --token or set CARDSHARK_TOKEN (see `cardshark bot add`)")
+    try:
+        channel_credentials(args.tls_ca, args.tls_cert, args.tls_key)  # checked before the bot
+    except (OSError, ValueError) as err:
+        parser.error(tls_error(err))
     games = [g for g in args.games.split(",") if g]
     name = args.name or " ".join(os.path.basename(arg) for arg in command)[:64]
     try:
@@ -290,6 +314,9 @@ def bridge_main(argv: list[str]) -> int:
                 name=name,
                 games=games,
                 reconnect_s=args.reconnect_s,
+                tls_ca=args.tls_ca,
+                tls_cert=args.tls_cert,
+                tls_key=args.tls_key,
             )
         )
     except KeyboardInterrupt:

@@ -1,4 +1,9 @@
-"""Connect, say hello, answer requests concurrently, and reconnect after a lost stream."""
+"""Connect, say hello, answer requests concurrently, and reconnect after a lost stream.
+
+The server address is HOST:PORT, or unix:/PATH for a Unix domain socket. With a CA
+(`tls_ca`, `--tls-ca`, CARDSHARK_TLS_CA) the bot speaks TLS and checks the server's
+certificate against it; for mutual TLS it also presents `tls_cert`/`tls_key`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from pathlib import Path
 
 import grpc
 
@@ -23,10 +29,46 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 Answer = str | pb.Decision  # an action id, or a whole Decision sent as given
 Decide = Callable[[pb.DecisionRequest], "Answer | Awaitable[Answer]"]
 EventHandler = Callable[[pb.RefereeMessage], None]
+Pem = bytes | str | os.PathLike[str]  # PEM bytes, or the path of a PEM file
 
 
 class BotRefused(Exception):
     """The server refused the bot (bad token or protocol version); retrying will not help."""
+
+
+class TlsFailed(BotRefused):
+    """The TLS handshake failed (untrusted certificate, no client certificate, plain server)."""
+
+
+def read_pem(value: Pem | None) -> bytes | None:
+    """PEM bytes as given, or read from a path; None stays None."""
+    if value is None or isinstance(value, bytes):
+        return value
+    return Path(value).read_bytes()
+
+
+def channel_credentials(
+    tls_ca: Pem | None, tls_cert: Pem | None = None, tls_key: Pem | None = None
+) -> grpc.ChannelCredentials | None:
+    """TLS credentials trusting tls_ca (with a client certificate for mutual TLS), or None."""
+    if tls_ca is None:
+        if tls_cert is not None or tls_key is not None:
+            raise ValueError("a client certificate needs a CA to trust: give tls_ca too")
+        return None
+    if (tls_cert is None) != (tls_key is None):
+        raise ValueError("tls_cert and tls_key go together: give both or neither")
+    return grpc.ssl_channel_credentials(
+        root_certificates=read_pem(tls_ca),
+        private_key=read_pem(tls_key),
+        certificate_chain=read_pem(tls_cert),
+    )
+
+
+def _tls_failure(err: grpc.aio.AioRpcError) -> bool:
+    details = (err.details() or "").lower()
+    return err.code() == grpc.StatusCode.UNAVAILABLE and (
+        "handshake" in details or "certificate" in details or "ssl" in details
+    )
 
 
 class BotClient:
@@ -42,8 +84,12 @@ class BotClient:
         games: Sequence[str] = (),
         on_event: EventHandler | None = None,
         reconnect_s: float = 30.0,
+        tls_ca: Pem | None = None,
+        tls_cert: Pem | None = None,
+        tls_key: Pem | None = None,
     ) -> None:
         self.decide = decide
+        self.credentials = channel_credentials(tls_ca, tls_cert, tls_key)
         self.server = server
         self.token = token
         self.name = name
@@ -67,6 +113,8 @@ class BotClient:
                     grpc.StatusCode.FAILED_PRECONDITION,
                 ):
                     raise BotRefused(err.details() or str(err.code())) from None
+                if self.credentials is not None and _tls_failure(err):
+                    raise TlsFailed(f"TLS handshake failed: {err.details()}") from None
                 log.info("stream lost: %s", err.code())
             now = time.monotonic()
             lost_at = lost_at or now
@@ -92,7 +140,12 @@ class BotClient:
 
         tasks: set[asyncio.Task[None]] = set()
         self._outbox = outbox
-        async with grpc.aio.insecure_channel(self.server) as channel:
+        channel = (
+            grpc.aio.insecure_channel(self.server)
+            if self.credentials is None
+            else grpc.aio.secure_channel(self.server, self.credentials)
+        )
+        async with channel:
             stub = referee_pb2_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
             call = stub.Play(outgoing())
             try:
@@ -155,12 +208,24 @@ def run(
     parser = argparse.ArgumentParser(description=f"cardshark bot {name}".strip())
     parser.add_argument("--server", default=os.environ.get("CARDSHARK_SERVER", DEFAULT_SERVER))
     parser.add_argument("--token", default=os.environ.get("CARDSHARK_TOKEN", ""))
+    add_tls_arguments(parser)
     args = parser.parse_args()
     if not args.token:
         parser.error("no token: pass --token or set CARDSHARK_TOKEN (see `cardshark bot add`)")
-    client = BotClient(
-        decide, server=args.server, token=args.token, name=name, games=games, on_event=on_event
-    )
+    try:
+        client = BotClient(
+            decide,
+            server=args.server,
+            token=args.token,
+            name=name,
+            games=games,
+            on_event=on_event,
+            tls_ca=args.tls_ca,
+            tls_cert=args.tls_cert,
+            tls_key=args.tls_key,
+        )
+    except (OSError, ValueError) as err:
+        parser.error(tls_error(err))
     try:
         asyncio.run(client.run())
     except BotRefused as err:
@@ -168,3 +233,30 @@ def run(
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         pass
+
+
+def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    """--tls-ca/--tls-cert/--tls-key, defaulting to CARDSHARK_TLS_CA/_CERT/_KEY."""
+    env = os.environ
+    parser.add_argument(
+        "--tls-ca",
+        default=env.get("CARDSHARK_TLS_CA") or None,
+        help="PEM CA that signed the server's certificate: speak TLS (CARDSHARK_TLS_CA)",
+    )
+    parser.add_argument(
+        "--tls-cert",
+        default=env.get("CARDSHARK_TLS_CERT") or None,
+        help="PEM client certificate for mutual TLS (CARDSHARK_TLS_CERT)",
+    )
+    parser.add_argument(
+        "--tls-key",
+        default=env.get("CARDSHARK_TLS_KEY") or None,
+        help="PEM key of --tls-cert (CARDSHARK_TLS_KEY)",
+    )
+
+
+def tls_error(err: OSError | ValueError) -> str:
+    """One line for a TLS file that cannot be read or a bad combination of them."""
+    if isinstance(err, OSError):
+        return f"cannot read TLS file {err.filename}: {err.strerror or err}"
+    return str(err)

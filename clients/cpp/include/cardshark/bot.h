@@ -10,6 +10,10 @@
 // The client connects, says Hello, answers every request with its request id and
 // reconnects with backoff after a lost stream. The messages are the generated ones of
 // proto/cardshark/v1 (cardshark/v1/referee.pb.h): request.knaves(), request.legal_actions()…
+//
+// The server is HOST:PORT or unix:/PATH. With a CA (--tls-ca / CARDSHARK_TLS_CA) the bot
+// speaks TLS and checks the server's certificate against it; --tls-cert/--tls-key
+// (CARDSHARK_TLS_CERT / CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
 #pragma once
 
 #include <functional>
@@ -17,6 +21,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <grpcpp/security/credentials.h>
 
 #include "cardshark/v1/referee.grpc.pb.h"
 #include "cardshark/v1/referee.pb.h"
@@ -38,6 +44,9 @@ struct Options {
   std::vector<std::string> games;  // empty: every game
   EventHandler on_event;
   int reconnect_ms = 30000;  // give up when the server is gone this long
+  std::string tls_ca;        // PEM file of the CA to trust: TLS when set, else insecure
+  std::string tls_cert;      // PEM client certificate (mutual TLS), with tls_key
+  std::string tls_key;       // PEM key of tls_cert
 };
 
 // The server refused the bot (bad token or protocol version); retrying will not help.
@@ -46,9 +55,14 @@ class BotRefused : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// --server HOST:PORT / --token TOKEN, else CARDSHARK_SERVER / CARDSHARK_TOKEN, else defaults.
+// --server HOST:PORT / --token TOKEN / --tls-ca / --tls-cert / --tls-key, else
+// CARDSHARK_SERVER / CARDSHARK_TOKEN / CARDSHARK_TLS_CA / _CERT / _KEY, else defaults.
 // Throws std::invalid_argument on an unknown flag.
 Options options_from_args(int argc, char** argv);
+
+// The channel credentials options ask for: TLS with their CA, else insecure.
+// Throws std::invalid_argument when a file cannot be read or a cert lacks its key.
+std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Options& options);
 
 // A bot's connection to a cardshark server.
 class BotClient {
