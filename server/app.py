@@ -1,4 +1,8 @@
-"""Start the gRPC server: Referee, health and reflection on one port."""
+"""Start the gRPC server: Referee, health and reflection on one port (TLS optional).
+
+With a `unix_socket` path the same server also listens on that Unix domain socket,
+insecure: it is local, for sandboxed bots that have no network.
+"""
 
 from __future__ import annotations
 
@@ -13,18 +17,21 @@ from cardshark.v1 import admin_pb2, referee_pb2
 from server.hub import BotHub
 from server.limits import SERVER_OPTIONS
 from server.service import SERVICE_NAME, Authenticator, RefereeService
+from server.tls import TlsConfig, server_credentials
 
 VERSION = "0.1.0"
 
 
 @dataclass
 class RunningServer:
-    """A started server, the port it bound and its bot hub."""
+    """A started server, the port it bound, its bot hub and its Unix socket address if any."""
 
     server: grpc.aio.Server
     port: int
     hub: BotHub
     address: str
+    unix_address: str | None = None  # "unix:/path" when a Unix socket was bound
+    tls: bool = False
 
     async def stop(self, grace: float = 1.0) -> None:
         """Graceful shutdown: open streams get `grace` seconds."""
@@ -39,8 +46,11 @@ async def start_server(
     host: str = "127.0.0.1",
     port: int = 0,
     services: Sequence[ServiceAdder] = (),
+    *,
+    tls: TlsConfig | None = None,
+    unix_socket: str | None = None,
 ) -> RunningServer:
-    """Bind host:port (0 = a free port) and start serving (plus any extra services)."""
+    """Bind host:port (0 = a free port; TLS with `tls`) and `unix_socket`, then serve."""
     hub = BotHub()
     server = grpc.aio.server(options=SERVER_OPTIONS)
     server.add_generic_rpc_handlers((RefereeService(hub, authenticate, VERSION).handler(),))
@@ -56,12 +66,24 @@ async def start_server(
     )
     reflection.enable_server_reflection(names, server)
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
+        if tls is None:
+            bound = server.add_insecure_port(f"{host}:{port}")
+        else:
+            bound = server.add_secure_port(f"{host}:{port}", server_credentials(tls))
     except RuntimeError as exc:  # grpc reports a busy or bad address this way
-        raise OSError(f"cannot bind {host}:{port} (in use or not an address here)") from exc
+        why = "in use or not an address here" + (", or an unusable TLS key" if tls else "")
+        raise OSError(f"cannot bind {host}:{port} ({why})") from exc
     if bound == 0:
         raise OSError(f"cannot bind {host}:{port}")
+    unix_address = f"unix:{unix_socket}" if unix_socket else None
+    if unix_address is not None:
+        try:
+            unix_bound = server.add_insecure_port(unix_address)
+        except RuntimeError as exc:
+            raise OSError(f"cannot bind the Unix socket {unix_socket}") from exc
+        if unix_bound == 0:
+            raise OSError(f"cannot bind the Unix socket {unix_socket}")
     await server.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, bound, hub, f"{host}:{bound}")
+    return RunningServer(server, bound, hub, f"{host}:{bound}", unix_address, tls is not None)
