@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
+import shutil
+import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,7 +18,9 @@ from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.records import ClockSettings, MatchRecord
 from server.referee import MatchRunner
+from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.service import Authenticator
+from server.tls import TlsConfig
 
 
 class Arena:
@@ -28,14 +33,21 @@ class Arena:
         port: int = 0,
         authenticate: Authenticator | None = None,
         services: Sequence[ServiceAdder] = (),
+        *,
+        tls: TlsConfig | None = None,
+        sandbox: SandboxPolicy = NO_SANDBOX,
     ):
         self.log_dir = Path(log_dir)
+        self.tls = tls
+        self.sandbox = sandbox
+        self._socket_dir: str | None = None
         self.services = list(services)
         self.fallback_auth = authenticate
         self.host = host
         self.port = port
         self.tokens: dict[str, BotIdentity] = {}
         self.managed: list[ManagedBot] = []
+        self._watchers: set[asyncio.Task[None]] = set()
         self.running: RunningServer | None = None
 
     async def __aenter__(self) -> Arena:
@@ -47,7 +59,35 @@ class Arena:
 
     async def start(self) -> None:
         """Start the server."""
-        self.running = await start_server(self.authenticate, self.host, self.port, self.services)
+        # Sandboxed bots have no network: they reach the referee by a socket in a private
+        # directory, bind-mounted into each sandbox (the directory itself stays 0700).
+        self._socket_dir = tempfile.mkdtemp(prefix="cardshark-")
+        socket_path = f"{self._socket_dir}/referee.sock"
+        try:
+            self.running = await start_server(
+                self.authenticate,
+                self.host,
+                self.port,
+                self.services,
+                tls=self.tls,
+                unix_socket=socket_path,
+            )
+        except BaseException:
+            self._remove_socket_dir()
+            raise
+        # Bots run as other uids; the token, not the file mode, is what admits them.
+        Path(socket_path).chmod(0o666)
+
+    @property
+    def socket_path(self) -> str:
+        """The referee's Unix socket on this machine."""
+        assert self._socket_dir is not None, "arena not started"
+        return f"{self._socket_dir}/referee.sock"
+
+    def _remove_socket_dir(self) -> None:
+        if self._socket_dir is not None:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+            self._socket_dir = None
 
     def authenticate(self, token: str) -> BotIdentity | None:
         """The bot a token belongs to: session tokens first, then the fallback (the database)."""
@@ -69,11 +109,29 @@ class Arena:
         return token
 
     async def spawn(self, name: str, command: str | Sequence[str], token: str) -> ManagedBot:
-        """Start a managed bot process that connects with token."""
-        bot = ManagedBot(name, command, self.log_dir / f"{name}.stderr.log")
+        """Start a managed bot (sandboxed per the arena's policy) that connects with token.
+
+        The token is a launch token: it is revoked as soon as the process exits.
+        """
+        bot = ManagedBot(
+            name,
+            command,
+            self.log_dir / f"{name}.stderr.log",
+            sandbox=self.sandbox,
+            socket_path=self.socket_path,
+        )
+        assert self.running is not None, "arena not started"
+        # Managed bots are local: the Unix socket, never TLS they hold no CA for.
+        await bot.start(self.running.unix_address or self.address, token)
         self.managed.append(bot)
-        await bot.start(self.address, token)
+        self._watchers.add(asyncio.create_task(self._revoke_on_exit(bot, token)))
         return bot
+
+    async def _revoke_on_exit(self, bot: ManagedBot, token: str) -> None:
+        assert bot.process is not None
+        with contextlib.suppress(asyncio.CancelledError):
+            await bot.process.wait()
+        self.tokens.pop(token, None)
 
     async def play(
         self,
@@ -112,3 +170,6 @@ class Arena:
         if self.running is not None:
             await self.running.stop(0.5)
             self.running = None
+        for watcher in self._watchers:
+            watcher.cancel()
+        self._remove_socket_dir()

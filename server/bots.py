@@ -1,4 +1,4 @@
-"""Managed bot processes: started from a command, own process group, capped log, always reaped."""
+"""Managed bot processes: sandboxed, own process group, capped log, always reaped."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import shutil
 import signal
 from collections.abc import Sequence
 from pathlib import Path
+
+from server.sandbox import NO_SANDBOX, Confinement, SandboxPolicy, clean_environment, confine
 
 LOG_CAP_BYTES = 256 * 1024
 _PR_SET_PDEATHSIG = 1
@@ -40,11 +42,21 @@ def split_command(command: str | Sequence[str]) -> list[str]:
 class ManagedBot:
     """One bot process the server started and will stop."""
 
-    def __init__(self, name: str, command: str | Sequence[str], log_path: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        command: str | Sequence[str],
+        log_path: Path,
+        sandbox: SandboxPolicy = NO_SANDBOX,
+        socket_path: str | None = None,
+    ) -> None:
         self.name = name
         self.argv = split_command(command)
         self.log_path = log_path
+        self.sandbox = sandbox
+        self.socket_path = socket_path
         self.process: asyncio.subprocess.Process | None = None
+        self.confinement: Confinement | None = None
         self._drain: asyncio.Task[None] | None = None
 
     @property
@@ -53,19 +65,33 @@ class ManagedBot:
         return self.process.pid if self.process else None
 
     async def start(self, server: str, token: str) -> None:
-        """Start the process with CARDSHARK_SERVER and CARDSHARK_TOKEN in its environment."""
-        env = dict(os.environ, CARDSHARK_SERVER=server, CARDSHARK_TOKEN=token)
+        """Start the process (in its sandbox) with a clean environment naming server and token.
+
+        In the sandbox the bot reaches the referee only by the socket, whatever `server` says.
+        """
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        argv = with_parent_death_signal(self.argv)
-        self.process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-            preexec_fn=None if argv[0] != self.argv[0] else _die_with_parent,
-        )
+        if self.sandbox.on:
+            if self.socket_path is None:
+                raise ValueError("a sandboxed bot needs the referee's unix socket")
+            self.confinement = confine(self.sandbox, self.argv, self.socket_path, token)
+            argv, env, preexec = self.confinement.argv, self.confinement.env, None
+        else:
+            argv = with_parent_death_signal(self.argv)
+            env = clean_environment(server, token, sandboxed=False)
+            preexec = None if argv[0] != self.argv[0] else _die_with_parent
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                preexec_fn=preexec,
+            )
+        except BaseException:
+            self._release()
+            raise
         self._drain = asyncio.create_task(self._save_stderr())
 
     async def _save_stderr(self) -> None:
@@ -101,7 +127,12 @@ class ManagedBot:
                 await proc.wait()
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # stragglers the bot itself started
+        self._release()
         if self._drain is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._drain, 1.0)
         return proc.returncode
+
+    def _release(self) -> None:
+        if self.confinement is not None:
+            self.confinement.release()

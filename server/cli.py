@@ -27,6 +27,14 @@ from rich.table import Table
 
 from games.errors import GameError
 from games.registry import all_games, get_game
+from server.sandbox import (
+    NO_SANDBOX,
+    BotLimits,
+    SandboxError,
+    SandboxPolicy,
+    unavailable_reason,
+)
+from server.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
 from server.transcript import seat_names, transcript
 from tournaments.errors import TournamentError
 from tournaments.store import Store
@@ -57,6 +65,35 @@ DbOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+SandboxOption = Annotated[
+    str,
+    typer.Option(
+        "--sandbox",
+        help="How managed bots are confined: bwrap (namespaces, own uid, limits) or none.",
+    ),
+]
+BotMemoryOption = Annotated[
+    int, typer.Option("--bot-memory", min=0, help="Memory per managed bot in MiB (0: no cap).")
+]
+BotCpuOption = Annotated[
+    int, typer.Option("--bot-cpu", min=0, help="CPU seconds per managed bot process (0: no cap).")
+]
+BotPidsOption = Annotated[
+    int, typer.Option("--bot-pids", min=0, help="Processes per managed bot (0: no cap).")
+]
+TlsCertOption = Annotated[
+    Path | None,
+    typer.Option("--tls-cert", help="PEM certificate chain: serve bots over TLS (with --tls-key)."),
+]
+TlsKeyOption = Annotated[
+    Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")
+]
+TlsClientCaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-client-ca", help="PEM CA: mutual TLS, bots must present a certificate it signed."
+    ),
+]
 
 
 def fail(message: str) -> NoReturn:
@@ -65,12 +102,65 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def tls_options(
+    host: str, cert: Path | None, key: Path | None, client_ca: Path | None
+) -> TlsConfig | None:
+    """The TLS files read and checked (one error line naming a bad one); warns on plain TCP."""
+    try:
+        tls = load_tls(cert, key, client_ca)
+    except TlsFileError as exc:
+        fail(str(exc))
+    warning = plain_tcp_warning(host, tls)
+    if warning is not None:
+        errors.print(f"[bold yellow]{warning}[/]", highlight=False, soft_wrap=True)
+    return tls
+
+
+def sandbox_policy(
+    kind: str,
+    memory_mb: int,
+    cpu_s: int,
+    pids: int,
+    store: Store | None = None,
+    log_dir: Path | None = None,
+    check: bool = True,
+) -> SandboxPolicy:
+    """The managed bots' sandbox, checked on this machine: one line and exit 2 if it cannot be."""
+    try:
+        forbidden = [os.getcwd(), str(log_dir or "logs")]
+        if store is not None and store.url.startswith("sqlite:///"):
+            forbidden.append(store.url.removeprefix("sqlite:///"))
+        policy = SandboxPolicy(
+            kind,
+            BotLimits(memory_mb=memory_mb, cpu_s=cpu_s, pids=pids),
+            forbidden=tuple(forbidden),
+        )
+    except SandboxError as exc:
+        fail(str(exc))
+    if not policy.on:
+        errors.print(
+            "[bold yellow]warning: --sandbox none: managed bots run unsandboxed, as this user, "
+            "with its files and network[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif check:
+        require_sandbox(policy)
+    return policy
+
+
+def require_sandbox(policy: SandboxPolicy) -> None:
+    """Refuse in one line when the policy asks for a sandbox this machine cannot build."""
+    if policy.on and (why := unavailable_reason()) is not None:
+        fail(f"cannot sandbox managed bots: {why}; or run them unsandboxed with --sandbox none")
+
+
 @contextmanager
 def clear_errors() -> Iterator[None]:
     """Turn the errors a user can cause into one line and exit code 2."""
     try:
         yield
-    except (GameError, TournamentError) as exc:
+    except (GameError, TournamentError, SandboxError) as exc:
         fail(str(exc))
     except OSError as exc:  # e.g. the referee's port is taken
         fail(str(exc))
@@ -210,19 +300,28 @@ def bot_remove(name: str, db: DbOption = None) -> None:
 
 
 def run_with_progress(
-    store: Store, tournament_id: int, concurrency: int, port: int, host: str = "127.0.0.1"
+    store: Store,
+    tournament_id: int,
+    concurrency: int,
+    port: int,
+    host: str = "127.0.0.1",
+    tls: TlsConfig | None = None,
+    sandbox: SandboxPolicy = NO_SANDBOX,
 ) -> None:
     """Play a tournament's unfinished matches with a live progress bar."""
     from server.tournament_runner import Progress as RunProgress
     from server.tournament_runner import run_tournament
 
     status = store.tournament_status(tournament_id)
+    if any(b.command for b in store.tournament_entrants(tournament_id)):
+        require_sandbox(sandbox)
     remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
     if remote:
         port = port or 50051  # remote bots need an address they can know in advance
         console.print(
             f"remote bots {', '.join(remote)}: start them with --server {host}:{port} "
-            "and their tokens (no-show after 10 s)"
+            + ("--tls-ca CA " if tls else "")
+            + "and their tokens (no-show after 10 s)"
         )
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -261,6 +360,8 @@ def run_with_progress(
                 port=port,
                 host=host,
                 on_progress=update,
+                tls=tls,
+                sandbox=sandbox,
             )
         )
 
@@ -293,11 +394,23 @@ def tournament_run(
     gauntlet: Annotated[
         bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
     ] = False,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
     db: DbOption = None,
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
+        managed = [b.name for b in store.list_bots() if b.command and b.name in names]
+        if managed and not create_only:
+            require_sandbox(policy)  # before anything is stored
         tournament = store.create_tournament(
             game,
             names,
@@ -316,7 +429,7 @@ def tournament_run(
         if create_only:
             console.print(f"play it with: cardshark tournament resume {tournament.id}")
             return
-        run_with_progress(store, tournament.id, concurrency, port, host)
+        run_with_progress(store, tournament.id, concurrency, port, host, tls, policy)
         show_rankings(store, tournament.game)
 
 
@@ -326,12 +439,21 @@ def tournament_resume(
     concurrency: Annotated[int, typer.Option(min=1)] = 1,
     port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings."""
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
-        run_with_progress(store, tournament_id, concurrency, port, host)
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
+        run_with_progress(store, tournament_id, concurrency, port, host, tls, policy)
         show_rankings(store, tournament.game)
 
 
@@ -511,28 +633,55 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 50051,
     admin_token: Annotated[
         str | None,
-        typer.Option(envvar="CARDSHARK_ADMIN_TOKEN", help="Enables the Admin service."),
+        typer.Option(
+            envvar="CARDSHARK_ADMIN_TOKEN",
+            help="Enables the Admin service; set the variable rather than the flag (ps shows it).",
+        ),
+    ] = None,
+    admin_token_file: Annotated[
+        Path | None,
+        typer.Option(help="Enables the Admin service with the token in this file (mode 0600)."),
     ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where managed bots' stderr goes.")] = Path("logs"),
     web_port: Annotated[
         int, typer.Option(help="Port of the web page (leaderboards, replays); 0 turns it off.")
     ] = 8080,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
     db: DbOption = None,
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
-    from server.admin import AdminService
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
+    from server.admin import AdminService, AdminTokenError, admin_token_source
     from server.arena import Arena
     from server.tournament_runner import database_authenticator
 
+    try:
+        admin_token, token_warning = admin_token_source(admin_token, admin_token_file, sys.argv)
+    except AdminTokenError as exc:
+        fail(str(exc))
+    if token_warning is not None:
+        errors.print(f"[bold yellow]{token_warning}[/]", highlight=False, soft_wrap=True)
+
     async def main() -> None:
-        arena = Arena(log_dir, host, port, database_authenticator(store))
+        arena = Arena(
+            log_dir, host, port, database_authenticator(store), tls=tls, sandbox=policy
+        )
         arena.services.append(AdminService(store, arena, admin_token).add_to)
         async with arena:
-            admin = "on" if admin_token else "off (no --admin-token)"
-            console.print(f"cardshark serving on {arena.address}; admin service {admin}")
-            web = await start_web(store, host, web_port) if web_port else None
+            admin = "on" if admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
+            over = "mutual TLS" if tls and tls.mutual else "TLS" if tls else "plain TCP"
+            console.print(f"cardshark serving on {arena.address} ({over}); admin service {admin}")
+            web = await start_web(store, host, web_port, web_tls) if web_port else None
             if web is not None:
-                console.print(f"web page on http://{host}:{web_port}/")
+                scheme = "https" if web_tls else "http"
+                console.print(f"web page on {scheme}://{host}:{web_port}/")
             assert arena.running is not None
             try:
                 await arena.running.server.wait_for_termination()
@@ -541,6 +690,7 @@ def serve(
                     web.should_exit = True
 
     with open_store(db) as store:
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
         try:
             asyncio.run(main())
         except OSError as exc:
@@ -549,8 +699,10 @@ def serve(
             console.print("stopped")
 
 
-async def start_web(store: Store, host: str, port: int) -> Any:
-    """Serve the web page from this event loop; returns the uvicorn server."""
+async def start_web(
+    store: Store, host: str, port: int, tls_files: tuple[Path, Path] | None = None
+) -> Any:
+    """Serve the web page from this event loop (HTTPS with tls_files); returns the server."""
     import socket
 
     import uvicorn
@@ -566,10 +718,20 @@ async def start_web(store: Store, host: str, port: int) -> Any:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     except OSError as exc:
         sock.close()
         raise OSError(f"cannot bind the web page to {host}:{port}: {exc.strerror}") from None
-    server = Server(uvicorn.Config(make_app(store), log_level="warning"))
+    cert, key = tls_files or (None, None)
+    config = uvicorn.Config(
+        make_app(store), log_level="warning", ssl_certfile=cert, ssl_keyfile=key
+    )
+    try:
+        config.load()  # a certificate uvicorn cannot use fails here, not in the task
+    except OSError:
+        sock.close()
+        raise
+    server = Server(config)
     asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
     return server
 
@@ -586,10 +748,19 @@ def demo(
     game: Annotated[str, typer.Option(help="Any registered game.")] = "knaves",
     concurrency: Annotated[int, typer.Option(min=1)] = 2,
     rounds: Annotated[int, typer.Option(min=1)] = 2,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            "--sandbox", help="bwrap, none, or auto: bwrap where this machine can build it."
+        ),
+    ] = "auto",
     db: DbOption = None,
 ) -> None:
     """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
+    if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
+        sandbox = "bwrap" if unavailable_reason() is None else "none"
     with open_store(db) as store:
+        policy = sandbox_policy(sandbox, 1024, 0, 64, store, check=False)
         spec = get_game(game).spec
         entrants = demo_bots(spec.name, spec.default_seats)
         known = {b.name for b in store.list_bots()}
@@ -602,7 +773,7 @@ def demo(
             f"demo: tournament {tournament.id}, {spec.title}, {len(entrants)} example bots "
             f"(database {store.url})"
         )
-        run_with_progress(store, tournament.id, concurrency, 0)
+        run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy)
         show_rankings(store, spec.name)
 
 

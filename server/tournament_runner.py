@@ -11,6 +11,8 @@ from pathlib import Path
 from server.arena import Arena
 from server.hub import BotIdentity
 from server.records import ClockSettings, MatchRecord
+from server.sandbox import NO_SANDBOX, SandboxPolicy
+from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.models import Match
 from tournaments.ratings import SeatOutcome
@@ -59,17 +61,20 @@ async def run_tournament(
     on_progress: ProgressCallback | None = None,
     clock: ClockSettings | None = None,
     arena: Arena | None = None,
+    tls: TlsConfig | None = None,
+    sandbox: SandboxPolicy = NO_SANDBOX,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
     Results are committed in schedule order (a match that finishes early waits for the ones
     before it), each with its rating update in one transaction, so a kill at any moment loses
     at most the matches in flight, and those are played again on resume. Without an arena,
-    a server is started on `port` for the tournament's length.
+    a server is started on `port` (TLS with `tls`) for the tournament's length, its managed
+    bots confined by `sandbox`.
     """
     if arena is not None:
         return await _run(store, tournament_id, arena, concurrency, log_dir, on_progress, clock)
-    own = Arena(log_dir, host, port, database_authenticator(store))
+    own = Arena(log_dir, host, port, database_authenticator(store), tls=tls, sandbox=sandbox)
     async with own:
         return await _run(store, tournament_id, own, concurrency, log_dir, on_progress, clock)
 

@@ -1,6 +1,7 @@
 """A referee process that starts managed bots, prints their pids, then plays or waits.
 
-Usage: serve_bots.py N (wait|play) — used by the no-orphan tests, which kill it.
+Usage: serve_bots.py N (wait|play) [sandbox] — used by the no-orphan tests, which kill it.
+Sandboxed, each bot first starts a setsid child that sleeps forever (SLEEPER on its line).
 """
 
 from __future__ import annotations
@@ -10,15 +11,20 @@ import sys
 import tempfile
 
 from server.arena import Arena
+from server.sandbox import NO_SANDBOX, SandboxPolicy
 from tests.server.conftest import RANDOM_BOT
 
+SLEEPER = "987654322"
+ESCAPING_BOT = ["/bin/sh", "-c", f"setsid sleep {SLEEPER} & exec \"$0\" \"$@\"", *RANDOM_BOT]
 
-async def main(count: int, mode: str) -> None:
-    async with Arena(log_dir=tempfile.mkdtemp()) as arena:
+
+async def main(count: int, mode: str, sandboxed: bool) -> None:
+    policy = SandboxPolicy() if sandboxed else NO_SANDBOX
+    async with Arena(log_dir=tempfile.mkdtemp(), sandbox=policy) as arena:
         bots = []
         for i in range(count):
             token = arena.register(f"bot{i}")
-            bot = await arena.spawn(f"bot{i}", RANDOM_BOT, token)
+            bot = await arena.spawn(f"bot{i}", ESCAPING_BOT if sandboxed else RANDOM_BOT, token)
             bots.append(arena.identity(token))
             print(bot.pid, flush=True)
         print("ready", flush=True)
@@ -30,4 +36,4 @@ async def main(count: int, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2], sys.argv[3:] == ["sandbox"]))

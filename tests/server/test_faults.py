@@ -17,13 +17,19 @@ CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_sho
 
 
 async def match_with_hostile(
-    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK, forced: bool = False
+    tmp_path: Path,
+    mode: str,
+    bad: int,
+    clock: ClockSettings = CLOCK,
+    forced: bool = False,
+    log: Path | None = None,
 ) -> MatchRecord:
     async with Arena(log_dir=tmp_path) as arena:
         bots = []
         for seat, name in enumerate(["hostile", "honest1", "honest2"]):
             token = arena.register(name)
-            hostile = [*HOSTILE_BOT, mode, str(bad)] + (["forced"] if forced else [])
+            hostile = [*HOSTILE_BOT, mode, str(bad), "forced" if forced else "any"]
+            hostile += [str(log)] if log else []
             command = hostile if seat == 0 else RANDOM_BOT
             await arena.spawn(name, command, token)
             bots.append(arena.identity(token))
@@ -31,9 +37,14 @@ async def match_with_hostile(
 
 
 def play(
-    tmp_path: Path, mode: str, bad: int, clock: ClockSettings = CLOCK, forced: bool = False
+    tmp_path: Path,
+    mode: str,
+    bad: int,
+    clock: ClockSettings = CLOCK,
+    forced: bool = False,
+    log: Path | None = None,
 ) -> MatchRecord:
-    record = asyncio.run(match_with_hostile(tmp_path, mode, bad, clock, forced))
+    record = asyncio.run(match_with_hostile(tmp_path, mode, bad, clock, forced, log))
     assert record.status == "finished", record.reason
     replayed = get_game("knaves").replay(record.seed, 3, record.options, record.actions)
     assert list(get_game("knaves").result(replayed).scores) == record.scores
@@ -168,8 +179,7 @@ def play_forced(
     """A match whose hostile seat misbehaves on its first forced decisions, and every
     request that seat was sent."""
     log = tmp_path / "hostile-requests.log"
-    monkeypatch.setenv("HOSTILE_LOG", str(log))
-    record = play(tmp_path, mode, bad, forced=True)
+    record = play(tmp_path, mode, bad, forced=True, log=log)
     sent = [pb.DecisionRequest.FromString(bytes.fromhex(h)) for h in log.read_text().split()]
     return record, sent
 

@@ -7,9 +7,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from tests.server.serve_bots import SLEEPER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,9 +26,9 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start(mode: str) -> tuple[subprocess.Popen[str], list[int]]:
+def start(mode: str, *extra: str) -> tuple[subprocess.Popen[str], list[int]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.server.serve_bots", "3", mode],
+        [sys.executable, "-m", "tests.server.serve_bots", "3", mode, *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,
@@ -71,3 +74,46 @@ def test_no_orphans_after_the_server_is_stopped(sig: signal.Signals) -> None:
         for pid in pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def sleepers() -> list[int]:
+    """Host pids of the setsid children the sandboxed bots started."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline == f"sleep\0{SLEEPER}\0".encode() and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+def wait_for(predicate: Callable[[], bool], seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "kill-9"])
+def test_sandboxed_bots_and_their_setsid_children_die_with_the_server(
+    sig: signal.Signals,
+) -> None:
+    proc, pids = start("wait", "sandbox")
+    try:
+        # Each bot's setsid sleeper runs before the bot connects: wait until all three do.
+        assert wait_for(lambda: len(sleepers()) == 3), sleepers()
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=30)
+        assert wait_gone(pids) == [], "sandbox launchers outlived the server"
+        assert wait_for(lambda: sleepers() == []), f"setsid children left: {sleepers()}"
+    finally:
+        for pid in [*pids, *sleepers()]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()

@@ -1,9 +1,10 @@
 """A zoo of misbehaving bots for the referee's fault tests (lichess-bot's buggy engines).
 
-Usage: hostile.py MODE [N] [forced]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any bot.
-Modes: slow, sleepy, illegal, unknown, garbage, other_seat, crash, reconnect, vanish, duplicate.
+Usage: hostile.py MODE [N] [forced|any] [LOG]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any bot.
+Modes: slow, sleepy, illegal, unknown, huge, garbage, other_seat, crash, reconnect, vanish,
+duplicate, stray (see STRAY_FROM below).
 The bot plays legally except on its first N requests (default 2), where it misbehaves; with
-"forced", only requests with a single legal action count. With HOSTILE_LOG set, it appends
+"forced", only requests with a single legal action count. With a LOG path, it appends
 each request it gets to that file (hex of the serialized DecisionRequest, one per line).
 """
 
@@ -21,13 +22,40 @@ from cardshark.v1 import referee_pb2 as pb
 MODE = sys.argv[1]
 BAD = int(sys.argv[2]) if len(sys.argv) > 2 else 2
 FORCED_ONLY = len(sys.argv) > 3 and sys.argv[3] == "forced"
-LOG = os.environ.get("HOSTILE_LOG")
+LOG = sys.argv[4] if len(sys.argv) > 4 else None
+# Mode "stray": after each answer, a reply to the latest request logged in the next file of
+# from=PATH,PATH,... (other bots' LOGs), each file once; the ids sent go to strays=PATH.
+OPTS = dict(a.split("=", 1) for a in sys.argv[5:] if "=" in a)
+STRAY_FROM = [p for p in OPTS.get("from", "").split(",") if p]
+STRAY_LOG = OPTS.get("strays")
 SERVER = os.environ["CARDSHARK_SERVER"]
 TOKEN = os.environ["CARDSHARK_TOKEN"]
 
 
 def encode(msg: pb.BotMessage | bytes) -> bytes:
     return msg if isinstance(msg, bytes) else msg.SerializeToString()
+
+
+def latest_request(path: str) -> int | None:
+    """The id of the last complete request line another bot logged, if any."""
+    try:
+        with open(path) as f:
+            lines = [line for line in f.read().split("\n")[:-1] if line]
+    except FileNotFoundError:
+        return None
+    return pb.DecisionRequest.FromString(bytes.fromhex(lines[-1])).request_id if lines else None
+
+
+def stray(outbox: asyncio.Queue[pb.BotMessage | bytes | None]) -> None:
+    """Reply to the latest request of the next bot whose log has one (each log once)."""
+    rid = latest_request(STRAY_FROM[0]) if STRAY_FROM else None
+    if rid is None:
+        return
+    STRAY_FROM.pop(0)
+    outbox.put_nowait(pb.BotMessage(decision=pb.Decision(request_id=rid, action_id="play:2S")))
+    if STRAY_LOG:
+        with open(STRAY_LOG, "a") as log:
+            log.write(f"{rid}\n")
 
 
 async def session(seen: list[int]) -> str:
@@ -71,6 +99,8 @@ async def session(seen: list[int]) -> str:
                 answer.action_id = "play:" + ("2S" if "play:2S" not in legal else "3S")
             elif bad and MODE == "unknown":
                 answer.action_id = "castle:kingside"
+            elif bad and MODE == "huge":
+                answer.action_id = "é" + "x" * 999_999  # ~1 MB, a two-byte character first
             elif bad and MODE == "garbage":
                 outbox.put_nowait(b"\xff\xff\xff\xff")
                 continue
@@ -87,6 +117,8 @@ async def session(seen: list[int]) -> str:
             outbox.put_nowait(pb.BotMessage(decision=answer))
             if bad and MODE == "duplicate":
                 outbox.put_nowait(pb.BotMessage(decision=answer))
+            if bad and MODE == "stray":
+                stray(outbox)
     return "ended"
 
 
