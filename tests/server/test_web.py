@@ -145,3 +145,16 @@ def test_unknown_pages_are_404(site: tuple[str, Store]) -> None:
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(url + path, timeout=5)
         assert err.value.code == 404
+
+
+def test_no_page_shows_a_bot_command_or_path(site: tuple[str, Store]) -> None:
+    url, store = site
+    tournament = store.list_tournaments()[0]
+    paths = ["/", "/rankings/knaves", f"/tournaments/{tournament.id}"]
+    paths += [f"/bots/{b.name}" for b in store.list_bots()]
+    paths += [f"/matches/{m.id}" for m in store.matches(tournament.id or 0)]
+    secrets = [str(ROOT), sys.executable, "random_bot.py", "knaves_bot.py", "examples"]
+    for path in paths:
+        with urllib.request.urlopen(url + path, timeout=5) as response:
+            html = response.read().decode()
+        assert [s for s in secrets if s in html] == [], path
