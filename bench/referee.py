@@ -1,9 +1,11 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
 Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--json]
-The referee side plays full matches against real random-bot processes over loopback. The raw
-side sends the same serialized DecisionRequests (captured from a match) to the same number of
-client processes, one at a time, each answering with a Decision — gRPC's floor for this traffic.
+The referee side plays full matches against real random-bot processes, as managed bots: over
+the referee's Unix socket, once unsandboxed and once each in its bubblewrap sandbox. The raw
+side sends the same serialized DecisionRequests (captured from a match) over a Unix socket to
+the same number of client processes, one at a time, each answering with a Decision — gRPC's
+floor for this traffic. Start-up is the time from spawning a bot to its stream being live.
 Both sides stay up for the whole run and take turns, one match each per round, so a change in
 the machine's speed over the run (common on shared VMs) moves both sides of a round alike; the
 ratio is the median of the rounds' ratios.
@@ -17,6 +19,7 @@ import json
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -31,6 +34,7 @@ from cardshark.v1 import referee_pb2 as pb  # noqa: E402
 from games.registry import all_games, get_game  # noqa: E402
 from server import protocol  # noqa: E402
 from server.arena import Arena  # noqa: E402
+from server.sandbox import NO_SANDBOX, SandboxPolicy  # noqa: E402
 
 RANDOM_BOT = [sys.executable, str(ROOT / "clients" / "python" / "examples" / "random_bot.py")]
 RAW_METHOD = "/bench.PingPong/Play"
@@ -62,17 +66,23 @@ def captured_requests(game_name: str, seed: int) -> list[bytes]:
 class RefereeSide:
     """A referee with one random-bot process per seat, playing one match at a time."""
 
-    def __init__(self, game_name: str) -> None:
+    def __init__(self, game_name: str, sandbox: SandboxPolicy = NO_SANDBOX) -> None:
         self.game_name = game_name
-        self.arena = Arena(log_dir="/tmp/cardshark-bench")
+        self.arena = Arena(log_dir="/tmp/cardshark-bench", sandbox=sandbox)
         self.bots: list[Any] = []
+        self.startup_ms: list[float] = []
 
     async def start(self) -> None:
-        """Start the server and the bot processes, and play a warm-up match."""
+        """Start the server and the bot processes one by one (timed), and play a warm-up."""
         await self.arena.start()
+        assert self.arena.running is not None
         tokens = [self.arena.register(f"bench{i}") for i in range(self.seats)]
         for i, token in enumerate(tokens):
+            began = time.perf_counter()
             await self.arena.spawn(f"bench{i}", RANDOM_BOT, token)
+            live = await self.arena.running.hub.wait_for(self.arena.identity(token).bot_id, 30)
+            assert live is not None, f"bench{i} never connected"
+            self.startup_ms.append((time.perf_counter() - began) * 1000)
         self.bots = [self.arena.identity(t) for t in tokens]
         await self.play(999)  # warm-up: connections, imports
 
@@ -127,6 +137,7 @@ class RawSide:
         self.ready = asyncio.Event()
         self.server = grpc.aio.server()
         self.procs: list[asyncio.subprocess.Process] = []
+        self.socket_dir = tempfile.mkdtemp(prefix="cardshark-bench-")
 
     async def _serve(self, requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
         out: asyncio.Queue[bytes | None] = asyncio.Queue()
@@ -153,13 +164,12 @@ class RawSide:
         self.server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler("bench.PingPong", {"Play": handler}),)
         )
-        port = self.server.add_insecure_port("127.0.0.1:0")
+        address = f"unix:{self.socket_dir}/raw.sock"  # as the referee's managed bots dial
+        self.server.add_insecure_port(address)
         await self.server.start()
         for _ in range(self.seats):
             self.procs.append(
-                await asyncio.create_subprocess_exec(
-                    sys.executable, __file__, "--client", f"127.0.0.1:{port}"
-                )
+                await asyncio.create_subprocess_exec(sys.executable, __file__, "--client", address)
             )
         await self.ready.wait()
         for _ in range(100):
@@ -190,37 +200,48 @@ class RawSide:
 
 
 async def compare(game: str, rounds: int) -> dict[str, float]:
-    """Both sides for one game, a match each per round; rates and ratio are round medians."""
+    """All three sides for one game, a match each per round; rates and ratios are medians."""
     seats = get_game(game).spec.default_seats
-    raw, referee = RawSide(seats), RefereeSide(game)
+    raw = RawSide(seats)
+    referee, boxed = RefereeSide(game), RefereeSide(game, SandboxPolicy())
     await raw.start(captured_requests(game, 999)[0])
     await referee.start()
-    raws, referees, ratios = [], [], []
+    await boxed.start()
+    raws, referees, boxeds, ratios, boxed_ratios = [], [], [], [], []
     try:
         for seed in range(rounds):
-            requests = captured_requests(game, seed)  # built before either side's clock runs
+            requests = captured_requests(game, seed)  # built before any side's clock runs
             n, seconds = await raw.play(requests)
             raw_rate = n / seconds
             n, seconds = await referee.play(seed)
             referee_rate = n / seconds
+            n, seconds = await boxed.play(seed)
+            boxed_rate = n / seconds
             raws.append(raw_rate)
             referees.append(referee_rate)
+            boxeds.append(boxed_rate)
             ratios.append(referee_rate / raw_rate)
+            boxed_ratios.append(boxed_rate / raw_rate)
             if (seed + 1) % 10 == 0 or seed + 1 == rounds:
                 print(f"{game}: {seed + 1}/{rounds} rounds", file=sys.stderr, flush=True)
     finally:
+        await boxed.close()
         await referee.close()
         await raw.close()
     quartiles = statistics.quantiles(ratios, n=4)
     return {
         "seats": seats,
         "referee_decisions_per_s": statistics.median(referees),
+        "sandboxed_decisions_per_s": statistics.median(boxeds),
         "raw_decisions_per_s": statistics.median(raws),
         "ratio": statistics.median(ratios),
         "ratio_q1": quartiles[0],
         "ratio_q3": quartiles[2],
         "ratio_min": min(ratios),
         "ratio_max": max(ratios),
+        "sandboxed_ratio": statistics.median(boxed_ratios),
+        "startup_ms": statistics.median(referee.startup_ms),
+        "sandboxed_startup_ms": statistics.median(boxed.startup_ms),
         "rounds": rounds,
     }
 
@@ -249,12 +270,16 @@ def main() -> None:
         # Top-level figures are the last game's (the 5-seat one by default).
         print(json.dumps({**results[games[-1]], "game": games[-1], "by_game": results}))
         return
-    print(f"{'game':<10}{'bots':>5}{'referee/s':>12}{'raw gRPC/s':>12}{'ratio':>8}  middle half")
+    print(
+        f"{'game':<10}{'bots':>5}{'referee/s':>11}{'sandboxed/s':>13}{'raw gRPC/s':>12}"
+        f"{'ratio':>7}{'sandboxed':>11}{'start ms':>10}{'sandboxed':>11}"
+    )
     for game, r in results.items():
         print(
-            f"{game:<10}{r['seats']:>5.0f}{r['referee_decisions_per_s']:>12.0f}"
-            f"{r['raw_decisions_per_s']:>12.0f}{r['ratio']:>8.2f}"
-            f"  {r['ratio_q1']:.2f}-{r['ratio_q3']:.2f}"
+            f"{game:<10}{r['seats']:>5.0f}{r['referee_decisions_per_s']:>11.0f}"
+            f"{r['sandboxed_decisions_per_s']:>13.0f}{r['raw_decisions_per_s']:>12.0f}"
+            f"{r['ratio']:>7.2f}{r['sandboxed_ratio']:>11.2f}"
+            f"{r['startup_ms']:>10.0f}{r['sandboxed_startup_ms']:>11.0f}"
         )
 
 
