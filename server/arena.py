@@ -15,6 +15,7 @@ from typing import Any
 from games.registry import get_game
 from server.app import RunningServer, ServiceAdder, start_server
 from server.bots import ManagedBot
+from server.clocks import CgroupCpuMeter
 from server.hub import BotIdentity
 from server.records import ClockSettings, MatchRecord
 from server.referee import MatchRunner
@@ -36,10 +37,12 @@ class Arena:
         *,
         tls: TlsConfig | None = None,
         sandbox: SandboxPolicy = NO_SANDBOX,
+        cpu_clocks: bool = True,
     ):
         self.log_dir = Path(log_dir)
         self.tls = tls
         self.sandbox = sandbox
+        self.cpu_clocks = cpu_clocks
         self._socket_dir: str | None = None
         self.services = list(services)
         self.fallback_auth = authenticate
@@ -75,6 +78,7 @@ class Arena:
         except BaseException:
             self._remove_socket_dir()
             raise
+        self.running.hub.cpu_clocks = self.cpu_clocks
         # Bots run as other uids; the token, not the file mode, is what admits them.
         Path(socket_path).chmod(0o666)
 
@@ -124,6 +128,11 @@ class Arena:
         # Managed bots are local: the Unix socket, never TLS they hold no CA for.
         await bot.start(self.running.unix_address or self.address, token)
         self.managed.append(bot)
+        cgroups = bot.confinement.cgroups if bot.confinement is not None else None
+        meter = cgroups.cpu_meter() if cgroups is not None else None
+        if meter is not None:
+            # Registered before the bot can connect: its stream is timed by its CPU.
+            self.running.hub.meters[self.identity(token).bot_id] = meter
         self._watchers.add(asyncio.create_task(self._revoke_on_exit(bot, token)))
         return bot
 
@@ -131,7 +140,11 @@ class Arena:
         assert bot.process is not None
         with contextlib.suppress(asyncio.CancelledError):
             await bot.process.wait()
-        self.tokens.pop(token, None)
+        identity = self.tokens.pop(token, None)
+        if identity is not None and self.running is not None:
+            meter = self.running.hub.meters.pop(identity.bot_id, None)
+            if isinstance(meter, CgroupCpuMeter):
+                meter.close()
 
     async def play(
         self,

@@ -27,6 +27,7 @@ from rich.table import Table
 
 from games.errors import GameError
 from games.registry import all_games, get_game
+from server.clocks import CLOCK_KINDS
 from server.sandbox import (
     NO_SANDBOX,
     BotLimits,
@@ -70,6 +71,14 @@ SandboxOption = Annotated[
     typer.Option(
         "--sandbox",
         help="How managed bots are confined: bwrap (namespaces, own uid, limits) or none.",
+    ),
+]
+ClockOption = Annotated[
+    str,
+    typer.Option(
+        "--clock",
+        help="cpu: a sandboxed managed bot is timed by the CPU it used (fair under load); "
+        "wall: by wall time less the server's own lag (always so for remote bots).",
     ),
 ]
 BotMemoryOption = Annotated[
@@ -307,8 +316,11 @@ def run_with_progress(
     host: str = "127.0.0.1",
     tls: TlsConfig | None = None,
     sandbox: SandboxPolicy = NO_SANDBOX,
+    clock: str = "cpu",
 ) -> None:
     """Play a tournament's unfinished matches with a live progress bar."""
+    if clock not in CLOCK_KINDS:
+        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
     from server.tournament_runner import Progress as RunProgress
     from server.tournament_runner import run_tournament
 
@@ -362,6 +374,7 @@ def run_with_progress(
                 on_progress=update,
                 tls=tls,
                 sandbox=sandbox,
+                cpu_clocks=clock == "cpu",
             )
         )
 
@@ -401,10 +414,13 @@ def tournament_run(
     bot_memory: BotMemoryOption = 1024,
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
     db: DbOption = None,
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
+    if clock not in CLOCK_KINDS:
+        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
@@ -429,7 +445,7 @@ def tournament_run(
         if create_only:
             console.print(f"play it with: cardshark tournament resume {tournament.id}")
             return
-        run_with_progress(store, tournament.id, concurrency, port, host, tls, policy)
+        run_with_progress(store, tournament.id, concurrency, port, host, tls, policy, clock)
         show_rankings(store, tournament.game)
 
 
@@ -446,6 +462,7 @@ def tournament_resume(
     bot_memory: BotMemoryOption = 1024,
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings."""
@@ -453,7 +470,7 @@ def tournament_resume(
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
-        run_with_progress(store, tournament_id, concurrency, port, host, tls, policy)
+        run_with_progress(store, tournament_id, concurrency, port, host, tls, policy, clock)
         show_rankings(store, tournament.game)
 
 
@@ -653,9 +670,12 @@ def serve(
     bot_memory: BotMemoryOption = 1024,
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
     db: DbOption = None,
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
+    if clock not in CLOCK_KINDS:
+        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
@@ -671,7 +691,13 @@ def serve(
 
     async def main() -> None:
         arena = Arena(
-            log_dir, host, port, database_authenticator(store), tls=tls, sandbox=policy
+            log_dir,
+            host,
+            port,
+            database_authenticator(store),
+            tls=tls,
+            sandbox=policy,
+            cpu_clocks=clock == "cpu",
         )
         arena.services.append(AdminService(store, arena, admin_token).add_to)
         async with arena:

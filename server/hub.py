@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from cardshark.v1 import referee_pb2 as pb
+from server.clocks import CpuMeter, LagMonitor, wall_cap
 from server.limits import cap_text
 
 log = logging.getLogger(__name__)
 ISSUED_MEMORY = 100_000
+CPU_RECHECK_S = 0.002  # shortest wait before a CPU clock is read again at its deadline
 INCIDENT_MEMORY = 100  # incidents kept per bot (the log has every one that was logged)
 # What a session sends: a message, or one already serialized (a broadcast is encoded once).
 Outgoing = pb.RefereeMessage | bytes
@@ -70,6 +72,13 @@ class PendingRequest:
     session: BotSession
     future: asyncio.Future[Reply]
     state: str = "open"  # "open" | "answered" | "timed_out"
+    # Set when armed: what the clock stood at, so its deadline charges only the bot's time.
+    opened: float = 0.0
+    limit: float = 0.0
+    cpu_open: float = -1.0  # the bot's CPU seconds then; -1 on a wall clock
+    lag_open: float = 0.0
+    received_open: int = 0
+    answered_open: int = 0
 
     def resolve(self, reply: Reply) -> None:
         """Settle the request once; later replies are duplicates or late."""
@@ -94,6 +103,9 @@ class BotSession:
     outbox: asyncio.Queue[Outgoing | None] = field(default_factory=asyncio.Queue)
     pending: dict[int, PendingRequest] = field(default_factory=dict)
     closed: bool = False
+    meter: CpuMeter | None = None  # a managed bot's CPU time, when its cgroup gives it
+    received: int = 0  # messages the bot sent
+    answered: int = 0  # of them, valid answers to its own open requests
 
     def send(self, msg: Outgoing) -> None:
         """Queue a message for the bot (dropped once the stream is closed)."""
@@ -134,6 +146,17 @@ class BotHub:
         self._seated: dict[str, dict[MatchContext, list[int]]] = {}
         self.incidents: dict[str, deque[Incident]] = {}
         self._incident_counts: dict[str, int] = {}
+        self.cpu_clocks = True  # managed bots with a CPU meter are timed by their CPU
+        self.meters: dict[str, CpuMeter] = {}  # by bot id, registered by whoever started it
+        self._lag: LagMonitor | None = None
+        self.extensions = 0  # deadlines moved because the time was not the bot's
+
+    @property
+    def lag(self) -> LagMonitor:
+        """The referee's own loop lag, measured while requests are open."""
+        if self._lag is None:
+            self._lag = LagMonitor(self.loop)
+        return self._lag
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -156,6 +179,7 @@ class BotHub:
                 return False
             self.detach(old)  # its stream ended; the rest of its teardown is under way
         self._sessions[bot_id] = session
+        session.meter = self.meters.get(bot_id)
         self.disconnected_at.pop(bot_id, None)
         self._event(bot_id).set()
         return True
@@ -200,8 +224,18 @@ class BotHub:
         return req
 
     def arm(self, req: PendingRequest, limit_s: float) -> None:
-        """Expire req limit_s seconds from now unless it is settled first."""
-        deadline = self.loop.time() + limit_s
+        """Expire req once the bot has had limit_s of its own time, unless settled first."""
+        now = self.loop.time()
+        session = req.session
+        req.opened, req.limit = now, limit_s
+        if session.meter is not None and self.cpu_clocks:
+            req.cpu_open = session.meter.read()
+        lag = self.lag
+        if not lag.running:
+            lag.start()
+        req.lag_open = lag.total_at(now)
+        req.received_open, req.answered_open = session.received, session.answered
+        deadline = now + limit_s
         heapq.heappush(self._deadlines, (deadline, req.request_id))
         if deadline < self._timer_when:
             self._schedule(deadline)
@@ -223,8 +257,40 @@ class BotHub:
                 if deadline > now:
                     self._schedule(deadline)
                     return
-                req.expire()
+                heapq.heappop(heap)
+                later = self._extension(req, now)
+                if later is None:
+                    req.expire()
+                else:
+                    self.extensions += 1
+                    heapq.heappush(heap, (later, rid))
+                continue
             heapq.heappop(heap)
+        if self._lag is not None:
+            self._lag.stop()  # nothing armed: nothing to measure lag against
+
+    def _extension(self, req: PendingRequest, now: float) -> float | None:
+        """A later deadline if the time gone was not all the bot's, else None (time's up)."""
+        cap = req.opened + wall_cap(req.limit)
+        if now >= cap:
+            return None
+        session = req.session
+        if req.cpu_open >= 0 and session.meter is not None:
+            used = session.meter.read() - req.cpu_open
+            if used >= req.limit:
+                return None
+            return min(cap, now + max(req.limit - used, CPU_RECHECK_S))
+        if session.received - req.received_open > session.answered - req.answered_open:
+            return None  # it sent what answered nothing: no extension for lag it may cause
+        due = req.opened + req.limit + (self.lag.total_at(now) - req.lag_open)
+        return min(due, cap) if now < due else None
+
+    def charged_s(self, req: PendingRequest) -> float:
+        """The bot's own time on req so far: its CPU, or wall time less the server's lag."""
+        now = self.loop.time()
+        if req.cpu_open >= 0 and req.session.meter is not None:
+            return max(0.0, req.session.meter.read() - req.cpu_open)
+        return max(0.0, now - req.opened - (self.lag.total_at(now) - req.lag_open))
 
     def seat(self, match: MatchContext, bot_ids: Sequence[str]) -> None:
         """Note a running match's bots, seat by seat, until forget_match."""
@@ -255,7 +321,9 @@ class BotHub:
         """Route a bot's Decision to its request, turning every misuse into a fault."""
         rid = decision.request_id
         req = self._requests.get(rid)
+        session.received += 1
         if req is None and self._issued.get(rid) == session.identity.bot_id:
+            session.answered += 1  # its own, only late: not a flood
             return  # a late reply to a match that has ended: cut off, already handled
         if req is None or (
             req.session is not session and req.session.identity.bot_id != session.identity.bot_id
@@ -263,6 +331,7 @@ class BotHub:
             self._stray(session, "not_yours", f"reply to request {rid}, which is not this bot's")
             return
         if req.state == "timed_out":
+            session.answered += 1
             return  # cut off at the deadline; the timeout was already charged
         if req.state == "answered":
             req.match.charge(
@@ -285,10 +354,12 @@ class BotHub:
         elif not decision.action_id:
             req.resolve(Reply("fault", fault_kind="malformed", detail="empty action_id"))
         else:
+            session.answered += 1
             req.resolve(Reply("decision", action_id=decision.action_id))
 
     def on_malformed(self, session: BotSession, detail: str) -> None:
         """A message that could not be parsed answers the oldest open request as a fault."""
+        session.received += 1
         self._stray(session, "malformed", cap_text(detail))
 
     def _stray(self, session: BotSession, kind: str, detail: str) -> None:

@@ -237,13 +237,21 @@ class MatchRunner:
             elapsed = (time.monotonic() - start) * 1000
             if reply.kind == "timeout":
                 self.bank_ms[seat] = 0
-                detail = f"no reply within {limit_ms} ms"
+                waited = (self.hub.loop.time() - req.opened) * 1000
+                kind = "CPU" if req.cpu_open >= 0 else "wall"
+                detail = (
+                    f"no reply within {limit_ms} ms "
+                    f"({kind} clock; cut off after {waited:.0f} ms of wall time)"
+                )
                 fallback = self._fallback(legal)
                 self.charge(seat, "timeout", detail, req.request_id, fallback.id)
                 return fallback, float(limit_ms)
-            self.bank_ms[seat] = max(
-                0, self.bank_ms[seat] - max(0, int(elapsed) - self.clock.move_ms)
-            )
+            if self.bank_ms[seat]:
+                # The bank pays for the bot's own time only, as the deadline does.
+                used_ms = self.hub.charged_s(req) * 1000
+                self.bank_ms[seat] = max(
+                    0, self.bank_ms[seat] - max(0, int(used_ms) - self.clock.move_ms)
+                )
             if reply.kind == "disconnected":
                 continue
             chosen = self._check(seat, req.request_id, reply, legal, state)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from server.clocks import CgroupCpuMeter
+
 SOCKET_INSIDE = "/run/cardshark/referee.sock"
 HOME_INSIDE = "/home/bot"
 TMP_INSIDE = "/tmp"
@@ -141,10 +143,11 @@ def cgroup_root() -> tuple[str, dict[str, Path]]:
     if controllers.exists():
         have = set(controllers.read_text().split())
         if {"memory", "pids"} <= have and os.access(unified, os.W_OK):
-            return "v2", {"memory": unified / "cardshark", "pids": unified / "cardshark"}
+            mine = unified / "cardshark"
+            return "v2", {"memory": mine, "pids": mine, "cpuacct": mine}
         return "", {}
     found = {}
-    for kind in ("memory", "pids"):
+    for kind in ("memory", "pids", "cpuacct"):
         base = unified / kind
         if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
             found[kind] = base / "cardshark"
@@ -195,6 +198,16 @@ class BotCgroups:
             except OSError:
                 if not path.name.endswith("swappiness"):
                     self.dirs = {k: d for k, d in self.dirs.items() if d != path.parent}
+
+    def cpu_meter(self) -> CgroupCpuMeter | None:
+        """The bot's CPU time as its cgroup counts it, if a cgroup counts it."""
+        where = self.dirs.get("cpuacct")
+        if where is None:
+            return None
+        try:
+            return CgroupCpuMeter(where / ("cpu.stat" if self.version == "v2" else "cpuacct.usage"))
+        except OSError:
+            return None
 
     def procs_files(self) -> list[str]:
         """The cgroup.procs files a launcher writes its pid into before it execs the bot."""

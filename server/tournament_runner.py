@@ -63,6 +63,7 @@ async def run_tournament(
     arena: Arena | None = None,
     tls: TlsConfig | None = None,
     sandbox: SandboxPolicy = NO_SANDBOX,
+    cpu_clocks: bool = True,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -74,7 +75,15 @@ async def run_tournament(
     """
     if arena is not None:
         return await _run(store, tournament_id, arena, concurrency, log_dir, on_progress, clock)
-    own = Arena(log_dir, host, port, database_authenticator(store), tls=tls, sandbox=sandbox)
+    own = Arena(
+        log_dir,
+        host,
+        port,
+        database_authenticator(store),
+        tls=tls,
+        sandbox=sandbox,
+        cpu_clocks=cpu_clocks,
+    )
     async with own:
         return await _run(store, tournament_id, own, concurrency, log_dir, on_progress, clock)
 

@@ -1,7 +1,7 @@
 """A zoo of misbehaving bots for the referee's fault tests (lichess-bot's buggy engines).
 
 Usage: hostile.py MODE [N] [forced|any] [LOG]; CARDSHARK_SERVER and CARDSHARK_TOKEN as for any bot.
-Modes: slow, sleepy, illegal, unknown, huge, garbage, other_seat, crash, reconnect, vanish,
+Modes: slow, sleepy, stuck, illegal, unknown, huge, garbage, other_seat, crash, reconnect, vanish,
 duplicate, stray (see STRAY_FROM below).
 The bot plays legally except on its first N requests (default 2), where it misbehaves; with
 "forced", only requests with a single legal action count. With a LOG path, it appends
@@ -87,6 +87,8 @@ async def session(seen: list[int]) -> str:
                 seen.append(req.request_id)
             bad = counted and len(seen) <= BAD
             answer = pb.Decision(request_id=req.request_id, action_id=random.choice(legal))
+            if bad and MODE == "stuck":  # never answers: only the wall-time cap ends it
+                continue
             if bad and MODE in ("slow", "sleepy"):
                 late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
                 if MODE == "sleepy":  # 400 ms per move: over move_ms, drawn from the bank

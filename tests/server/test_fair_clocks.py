@@ -1,0 +1,185 @@
+"""Fair clocks: the server's load is never the bot's time, and results do not depend on it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cardshark.v1 import referee_pb2 as pb
+from server.arena import Arena
+from server.clocks import wall_cap
+from server.hub import BotHub, BotIdentity, BotSession, Reply
+from server.records import ClockSettings
+from server.sandbox import SandboxPolicy
+from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT, ROOT
+
+CARDSHARK = str(Path(sys.executable).with_name("cardshark"))
+EXAMPLES = ROOT / "clients" / "python" / "examples"
+
+
+def tournament(
+    cwd: Path, game: str, script: str, bots: int, tables: int, move_ms: int, concurrency: int,
+    *extra: str,
+) -> tuple[dict[str, float], tuple[int, int], str]:
+    """Per-bot score totals, (faults, forfeits) and stderr of a CLI round robin."""
+    cwd.mkdir()
+    env = dict(os.environ, CARDSHARK_DB=f"sqlite:///{cwd / 'cs.db'}", GRPC_VERBOSITY="NONE")
+    names = [f"copy{i}" for i in range(bots)]
+    command = shlex.join([sys.executable, str(EXAMPLES / script)])
+    for name in names:
+        subprocess.run(
+            [CARDSHARK, "bot", "add", name, "--command", command],
+            cwd=cwd, env=env, check=True, capture_output=True,
+        )
+    run = subprocess.run(
+        [
+            CARDSHARK, "tournament", "run", game, "--bots", ",".join(names), "--seed", "5",
+            "--tables", str(tables), "--move-ms", str(move_ms),
+            "--concurrency", str(concurrency), *extra,
+        ],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    with sqlite3.connect(cwd / "cs.db") as db:
+        scores = dict(
+            db.execute(
+                "SELECT b.name, SUM(s.score) FROM seat_results s JOIN bots b ON b.id = s.bot_id "
+                "GROUP BY b.name"
+            ).fetchall()
+        )
+        faults, forfeits = db.execute(
+            "SELECT SUM(faults), SUM(forfeited) FROM seat_results"
+        ).fetchone()
+    return scores, (faults, forfeits), run.stderr
+
+
+@pytest.mark.parametrize(
+    ("game", "script", "bots", "tables", "move_ms", "concurrency", "extra"),
+    [
+        ("knaves", "knaves_bot.py", 16, 45, 20, 32, ()),
+        ("ninja-whist", "ninja_whist_bot.py", 8, 6, 30, 24, ("--seats", "4")),
+    ],
+    ids=["knaves-16-bots", "ninja-whist-4-seats"],
+)
+def test_identical_deterministic_bots_give_the_same_result_at_any_concurrency(
+    tmp_path: Path,
+    game: str,
+    script: str,
+    bots: int,
+    tables: int,
+    move_ms: int,
+    concurrency: int,
+    extra: tuple[str, ...],
+) -> None:
+    alone = tournament(tmp_path / "one", game, script, bots, tables, move_ms, 1, *extra)
+    crowded = tournament(
+        tmp_path / "many", game, script, bots, tables, move_ms, concurrency, *extra
+    )
+    assert alone[1] == (0, 0), alone[2]
+    assert crowded[1] == (0, 0), "the server's load was charged to the bots"
+    assert crowded[0] == alone[0]
+
+
+WAITED = re.compile(r"\((CPU|wall) clock; cut off after (\d+) ms of wall time\)")
+
+
+@pytest.mark.parametrize("matches", [1, 6], ids=["alone", "six-at-once"])
+def test_a_bot_that_never_answers_is_charged_within_the_clock_plus_the_cap(
+    tmp_path: Path, matches: int
+) -> None:
+    clock = ClockSettings(move_ms=100, fault_limit=10, grace_s=1.5, no_show_s=8)
+
+    async def run() -> list[list[tuple[int, str, str]]]:
+        async with Arena(log_dir=tmp_path, sandbox=SandboxPolicy()) as arena:
+            bots = []
+            for seat, name in enumerate(["stuck", "honest1", "honest2"]):
+                token = arena.register(name)
+                command = [*HOSTILE_BOT, "stuck", "2", "any"] if seat == 0 else RANDOM_BOT
+                await arena.spawn(name, command, token)
+                bots.append(arena.identity(token))
+            records = await asyncio.gather(
+                *(arena.play("knaves", bots, seed=s, clock=clock) for s in range(matches))
+            )
+        return [[(f.seat, f.kind, f.detail) for f in r.faults] for r in records]
+
+    # The bot ignores its first two requests, whichever matches they belong to.
+    faults = [f for per_match in asyncio.run(run()) for f in per_match]
+    assert [(seat, kind) for seat, kind, _ in faults] == [(0, "timeout"), (0, "timeout")]
+    for _, _, detail in faults:
+        found = WAITED.search(detail)
+        assert found is not None, detail
+        assert found.group(1) == "CPU"
+        waited_s = int(found.group(2)) / 1000
+        assert 0.1 <= waited_s <= wall_cap(0.1) + 0.25, detail
+
+
+class FakeMatch:
+    """A match context that records charges."""
+
+    match_id = "m"
+
+    def __init__(self) -> None:
+        self.charged: list[tuple[int, str]] = []
+
+    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
+        self.charged.append((seat, kind))
+
+
+def test_server_lag_is_given_back_to_a_quiet_bot_but_not_to_one_that_floods() -> None:
+    async def run() -> tuple[Reply, Reply, list[tuple[int, str]]]:
+        hub = BotHub()
+        match = FakeMatch()
+        quiet = BotSession(BotIdentity("q", "quiet"))
+        flood = BotSession(BotIdentity("f", "flood"))
+        hub.attach(quiet)
+        hub.attach(flood)
+        answered = hub.open_request(flood, match, 1)
+        hub.arm(answered, 1.0)
+        hub.on_decision(flood, pb.Decision(request_id=answered.request_id, action_id="a"))
+        waiting = hub.open_request(quiet, match, 0)
+        flooded = hub.open_request(flood, match, 1)
+        hub.arm(waiting, 0.05)
+        hub.arm(flooded, 0.05)
+        for _ in range(20):  # replies to a settled request: each a duplicate, none an answer
+            hub.on_decision(flood, pb.Decision(request_id=answered.request_id, action_id="a"))
+        loop = asyncio.get_running_loop()
+        # The server's own stall: 150 ms of blocked loop while both requests are open.
+        loop.call_soon(time.sleep, 0.15)
+        late = loop.time() + 0.17  # after the stall, past 50 ms of wall time for both
+
+        def answer() -> None:
+            hub.on_decision(quiet, pb.Decision(request_id=waiting.request_id, action_id="b"))
+            hub.on_decision(flood, pb.Decision(request_id=flooded.request_id, action_id="c"))
+
+        loop.call_at(late, answer)
+        return await waiting.future, await flooded.future, match.charged
+
+    quiet_reply, flood_reply, charged = asyncio.run(run())
+    assert quiet_reply == Reply("decision", action_id="b"), "the server's stall was charged"
+    assert flood_reply == Reply("timeout"), "a flooding bot was given the lag it caused"
+    assert charged == [(1, "duplicate")] * 20
+
+
+def test_a_wall_clock_bot_still_times_out_when_the_server_is_idle() -> None:
+    async def run() -> tuple[Reply, float]:
+        hub = BotHub()
+        session = BotSession(BotIdentity("s", "slow"))
+        hub.attach(session)
+        req = hub.open_request(session, FakeMatch(), 0)
+        began = asyncio.get_running_loop().time()
+        hub.arm(req, 0.05)
+        reply = await req.future
+        return reply, asyncio.get_running_loop().time() - began
+
+    reply, waited = asyncio.run(run())
+    assert reply == Reply("timeout")
+    assert 0.05 <= waited < 0.05 + 0.1
