@@ -28,6 +28,7 @@ from rich.table import Table
 from games.errors import GameError
 from games.registry import all_games, get_game
 from server.clocks import CLOCK_KINDS
+from server.load import concurrency_warning, fitting_concurrency
 from server.sandbox import (
     NO_SANDBOX,
     BotLimits,
@@ -311,7 +312,7 @@ def bot_remove(name: str, db: DbOption = None) -> None:
 def run_with_progress(
     store: Store,
     tournament_id: int,
-    concurrency: int,
+    concurrency: int | None,
     port: int,
     host: str = "127.0.0.1",
     tls: TlsConfig | None = None,
@@ -325,6 +326,11 @@ def run_with_progress(
     from server.tournament_runner import run_tournament
 
     status = store.tournament_status(tournament_id)
+    pending = store.pending_matches(tournament_id)
+    seats = len(pending[0].seats) if pending else 0
+    concurrency = concurrency or fitting_concurrency()
+    if (warning := concurrency_warning(concurrency, seats)) is not None:
+        errors.print(f"[bold yellow]{warning}[/]", highlight=False, soft_wrap=True)
     if any(b.command for b in store.tournament_entrants(tournament_id)):
         require_sandbox(sandbox)
     remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
@@ -341,6 +347,7 @@ def run_with_progress(
         MofNCompleteColumn(),
         TextColumn("matches"),
         TextColumn("{task.fields[rate]}"),
+        TextColumn("{task.fields[flight]}"),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
@@ -351,18 +358,27 @@ def run_with_progress(
             total=status.scheduled,
             completed=status.finished,
             rate="",
+            flight=f"at once ≤{concurrency}",
         )
         started = None
+        voided_for_load = 0
 
         def update(p: RunProgress) -> None:
-            nonlocal started
+            nonlocal started, voided_for_load
             import time
 
             now = time.monotonic()
             started = started or now
             done_here = max(1, p.done - status.finished)
             rate = done_here / max(now - started, 1e-6) if now > started else 0.0
-            bar.update(task, completed=p.done, rate=f"{rate:.2f}/s" if rate else "")
+            # The limit shows when the runner lowers it under load.
+            flight = f"at once {p.in_flight}/{p.limit}" + (
+                f" (of {concurrency})" if p.limit < concurrency else ""
+            )
+            voided_for_load = p.load_voids
+            bar.update(
+                task, completed=p.done, rate=f"{rate:.2f}/s" if rate else "", flight=flight
+            )
 
         asyncio.run(
             run_tournament(
@@ -377,6 +393,13 @@ def run_with_progress(
                 cpu_clocks=clock == "cpu",
             )
         )
+    if voided_for_load:
+        errors.print(
+            f"[bold yellow]{voided_for_load} match(es) voided for the server's load "
+            "(timeouts of several bots at once) and replayed: never rated[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @tournament_app.command("run")
@@ -389,7 +412,10 @@ def tournament_run(
     tables: Annotated[
         int | None, typer.Option(min=1, help="Play a balanced subset of N tables.")
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Matches at once.")] = 1,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(min=1, help="Matches at once (default: two per core)."),
+    ] = None,
     move_ms: Annotated[
         int | None, typer.Option(min=1, help="Time per move (game default).")
     ] = None,
@@ -452,7 +478,9 @@ def tournament_run(
 @tournament_app.command("resume")
 def tournament_resume(
     tournament_id: int,
-    concurrency: Annotated[int, typer.Option(min=1)] = 1,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Matches at once (default: two per core).")
+    ] = None,
     port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
     host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
     tls_cert: TlsCertOption = None,
@@ -565,6 +593,12 @@ def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
             str(r.faults),
         )
     console.print(table)
+    for tid, count in sorted(store.load_voids(game).items()):
+        console.print(
+            f"tournament {tid}: {count} match(es) voided for the server's load and replayed "
+            "(never rated)",
+            highlight=False,
+        )
 
 
 @app.command("rankings")

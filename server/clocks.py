@@ -100,9 +100,11 @@ class LagMonitor:
         stalled = now - self._expected if self._handle is not None else 0.0
         return self.total + (stalled if stalled > LAG_TOLERANCE_S else 0.0)
 
-    def percentile(self, q: float) -> float:
-        """The q-quantile (0..1) of recent lateness, in seconds."""
+    def percentile(self, q: float, *, clear: bool = False) -> float:
+        """The q-quantile (0..1) of recent lateness, in seconds (then forgotten, if clear)."""
         if not self.samples:
             return 0.0
         ordered = sorted(self.samples)
+        if clear:
+            self.samples.clear()
         return ordered[min(len(ordered) - 1, int(q * len(ordered)))]

@@ -9,7 +9,7 @@ import logging
 import math
 import time
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -150,6 +150,8 @@ class BotHub:
         self.meters: dict[str, CpuMeter] = {}  # by bot id, registered by whoever started it
         self._lag: LagMonitor | None = None
         self.extensions = 0  # deadlines moved because the time was not the bot's
+        # Told the bot's name at every timeout as it happens (the runner's storm watch).
+        self.timeout_listeners: list[Callable[[str], None]] = []
 
     @property
     def lag(self) -> LagMonitor:
@@ -261,6 +263,8 @@ class BotHub:
                 later = self._extension(req, now)
                 if later is None:
                     req.expire()
+                    for listener in self.timeout_listeners:
+                        listener(req.session.identity.name)
                 else:
                     self.extensions += 1
                     heapq.heappush(heap, (later, rid))

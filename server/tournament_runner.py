@@ -10,15 +10,18 @@ from pathlib import Path
 
 from server.arena import Arena
 from server.hub import BotIdentity
+from server.load import AdaptiveLimit, StormWatch
 from server.records import ClockSettings, MatchRecord
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
+from tournaments.errors import TournamentError
 from tournaments.models import Match
 from tournaments.ratings import SeatOutcome
-from tournaments.store import FinishedMatch, Store
+from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store
 
 MAX_VOIDS = 3
+MAX_LOAD_VOIDS = 6  # replays of one match for server load before the run gives up, loudly
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,9 @@ class Progress:
     done: int
     total: int
     last: MatchRecord | None
+    in_flight: int = 0
+    limit: int = 0  # matches allowed at once now (the runner lowers it under load)
+    load_voids: int = 0  # matches voided for server load and replayed, so far
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -111,11 +117,15 @@ async def _run(
     )
     arena.log_dir = Path(log_dir) / f"tournament-{tournament_id}"
     spawned = []
-    limit = asyncio.Semaphore(max(1, concurrency))
+    limit = AdaptiveLimit(concurrency)
+    storms = StormWatch()
+    load_voids = [0]
 
     async def play(match: Match) -> None:
         async with limit:
-            record = await play_until_not_voided(store, arena, match, identities, settings)
+            record = await play_until_not_voided(
+                store, arena, match, identities, settings, storms, limit, load_voids
+            )
         outcomes = tuple(
             SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
             for seat, score in enumerate(record.scores)
@@ -123,9 +133,16 @@ async def _run(
         finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
         await asyncio.to_thread(committer.finish, match.schedule_index, finished)
         if on_progress is not None:
-            on_progress(Progress(already + committer.committed, total, record))
+            done = already + committer.committed
+            on_progress(
+                Progress(done, total, record, limit.in_flight, limit.limit, load_voids[0])
+            )
 
     tasks: list[asyncio.Task[None]] = []
+    assert arena.running is not None
+    lag = arena.running.hub.lag
+    follower = asyncio.create_task(limit.follow(lambda: lag.percentile(0.9, clear=True)))
+    arena.running.hub.timeout_listeners.append(storms.note)
     try:
         for bot in entrants:
             if bot.command and bot.id is not None:
@@ -134,6 +151,9 @@ async def _run(
         tasks = [asyncio.create_task(play(m)) for m in pending]
         await asyncio.gather(*tasks)
     finally:
+        follower.cancel()
+        if arena.running is not None:
+            arena.running.hub.timeout_listeners.remove(storms.note)
         for task in tasks:
             task.cancel()
         await arena.stop_bots(spawned)
@@ -150,12 +170,21 @@ async def play_until_not_voided(
     match: Match,
     identities: dict[int, BotIdentity],
     clock: ClockSettings,
+    storms: StormWatch | None = None,
+    limit: AdaptiveLimit | None = None,
+    load_voids: list[int] | None = None,
 ) -> MatchRecord:
-    """Play a match; a match voided by a server failure is stored as void and played again."""
+    """Play a match; a match voided by a server failure, or whose timeouts came in a storm
+    of the server's load, is stored as void and played again (never rated)."""
     assert match.id is not None
     tournament = await asyncio.to_thread(store.get_tournament, match.tournament_id)
-    for _ in range(MAX_VOIDS):
+    voids = stormy = 0
+    while voids < MAX_VOIDS:
+        match_id = match.id
+        assert match_id is not None
         await asyncio.to_thread(store.start_match, match.id)
+        # Whether this attempt plays with the machine to itself, from start to end.
+        solo_from = limit.crowding if limit is not None and limit.in_flight <= 1 else -1
         record = await arena.play(
             tournament.game,
             [identities[b] for b in match.seats],
@@ -164,10 +193,35 @@ async def play_until_not_voided(
             clock=clock,
             match_id=str(match.id),
         )
+        timed_out = {record.seats[f.seat] for f in record.faults if f.kind == "timeout"}
+        # Played alone at the lowest limit, timeouts are the bots' own, storm or not.
+        alone = limit is None or (solo_from >= 0 and limit.alone_since(solo_from))
+        stormed = storms is not None and storms.is_storm(timed_out)
+        if record.status == "finished" and stormed and not alone:
+            stormy += 1
+            if stormy > MAX_LOAD_VOIDS:
+                raise TournamentError(
+                    f"match {match.schedule_index} timed out for load {MAX_LOAD_VOIDS} times, "
+                    f"the last at {limit.limit if limit else 1} match(es) at once: this "
+                    f"machine cannot serve a {clock.move_ms} ms clock; give a longer --move-ms"
+                )
+            if limit is not None:
+                limit.shrink()
+                await limit.requeue()  # replay only once the load has come down
+            if load_voids is not None:
+                load_voids[0] += 1
+            reason = (
+                f"{LOAD_VOID_PREFIX} timeouts of {len(timed_out)} bot(s) "
+                "in a storm of the server's load"
+            )
+            match = await asyncio.to_thread(
+                store.void_match, match_id, reason, record=record.to_json()
+            )
+            continue
         if record.status == "finished":
             return record
+        voids += 1
         match = await asyncio.to_thread(
-            store.void_match, match.id, record.reason, record=record.to_json()
+            store.void_match, match_id, record.reason, record=record.to_json()
         )
-        assert match.id is not None
     raise RuntimeError(f"match {match.schedule_index} voided {MAX_VOIDS} times; stopping")

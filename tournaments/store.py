@@ -65,6 +65,9 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+LOAD_VOID_PREFIX = "load:"  # a void reason that names the server's load
+
+
 @dataclass(frozen=True)
 class FinishedMatch:
     """A finished match's outcome as the runner hands it to the committer."""
@@ -406,6 +409,20 @@ class Store:
             if not include_voided:
                 query = query.where(Match.status != MatchStatus.VOIDED.value)
             return list(session.exec(query).all())
+
+    def load_voids(self, game: str) -> dict[int, int]:
+        """Per tournament of a game, its matches voided for the server's load (replayed)."""
+        with self._read() as session:
+            rows = session.exec(
+                select(Match.tournament_id, Match.result)
+                .join(Tournament, col(Tournament.id) == col(Match.tournament_id))
+                .where(Tournament.game == game, Match.status == MatchStatus.VOIDED.value)
+            ).all()
+        counts: dict[int, int] = defaultdict(int)
+        for tournament_id, result in rows:
+            if str((result or {}).get("void_reason", "")).startswith(LOAD_VOID_PREFIX):
+                counts[tournament_id] += 1
+        return dict(counts)
 
     def pending_matches(self, tournament_id: int) -> list[Match]:
         """Matches still to play, in schedule order; one left running by a dead process counts."""

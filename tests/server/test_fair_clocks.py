@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
@@ -18,6 +19,13 @@ from cardshark.v1 import referee_pb2 as pb
 from server.arena import Arena
 from server.clocks import wall_cap
 from server.hub import BotHub, BotIdentity, BotSession, Reply
+from server.load import (
+    AdaptiveLimit,
+    StormWatch,
+    concurrency_warning,
+    cores,
+    fitting_concurrency,
+)
 from server.records import ClockSettings
 from server.sandbox import SandboxPolicy
 from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT, ROOT
@@ -29,8 +37,9 @@ EXAMPLES = ROOT / "clients" / "python" / "examples"
 def tournament(
     cwd: Path, game: str, script: str, bots: int, tables: int, move_ms: int, concurrency: int,
     *extra: str,
-) -> tuple[dict[str, float], tuple[int, int], str]:
-    """Per-bot score totals, (faults, forfeits) and stderr of a CLI round robin."""
+) -> tuple[dict[str, float], tuple[int, int], str, int, str]:
+    """Per-bot score totals, (faults, forfeits), stderr, matches voided for load and the
+    rankings' output of a CLI round robin."""
     cwd.mkdir()
     env = dict(os.environ, CARDSHARK_DB=f"sqlite:///{cwd / 'cs.db'}", GRPC_VERBOSITY="NONE")
     names = [f"copy{i}" for i in range(bots)]
@@ -59,7 +68,13 @@ def tournament(
         faults, forfeits = db.execute(
             "SELECT SUM(faults), SUM(forfeited) FROM seat_results"
         ).fetchone()
-    return scores, (faults, forfeits), run.stderr
+        voids = db.execute(
+            "SELECT COUNT(*) FROM matches WHERE status = 'voided' AND result LIKE '%load:%'"
+        ).fetchone()[0]
+    rankings = subprocess.run(
+        [CARDSHARK, "rankings", game], cwd=cwd, env=env, capture_output=True, text=True
+    )
+    return scores, (faults, forfeits), run.stderr, voids, rankings.stdout
 
 
 @pytest.mark.parametrize(
@@ -87,6 +102,11 @@ def test_identical_deterministic_bots_give_the_same_result_at_any_concurrency(
     assert alone[1] == (0, 0), alone[2]
     assert crowded[1] == (0, 0), "the server's load was charged to the bots"
     assert crowded[0] == alone[0]
+    assert f"--concurrency {concurrency} is more than" in crowded[2]
+    voids = crowded[3]
+    if voids:
+        assert f"{voids} match(es) voided for the server's load" in crowded[2]
+        assert f"tournament 1: {voids} match(es) voided for the server's load" in crowded[4]
 
 
 WAITED = re.compile(r"\((CPU|wall) clock; cut off after (\d+) ms of wall time\)")
@@ -183,3 +203,77 @@ def test_a_wall_clock_bot_still_times_out_when_the_server_is_idle() -> None:
     reply, waited = asyncio.run(run())
     assert reply == Reply("timeout")
     assert 0.05 <= waited < 0.05 + 0.1
+
+
+def test_storms_are_many_bots_at_once_not_one_slow_bot() -> None:
+    watch = StormWatch()
+    watch.note("slow", now=0.0)
+    assert watch.is_storm({"slow"}, now=0.1) is False
+    watch.note("slow", now=1.0)
+    watch.note("other", now=2.0)
+    assert watch.is_storm({"slow"}, now=2.1) is False, "two bots are not yet a storm"
+    # A match that ends early sees the timeouts its neighbours were charged meanwhile.
+    watch.note("third", now=3.0)
+    assert watch.is_storm({"slow"}, now=3.1) is True
+    assert watch.is_storm(set(), now=3.5) is False, "a match without timeouts is never voided"
+    watch.note("slow", now=20.0)
+    assert watch.is_storm({"slow"}, now=20.1) is False, "old timeouts leave the window"
+
+
+def test_the_limit_halves_under_lag_and_climbs_back() -> None:
+    async def run() -> list[int]:
+        limit = AdaptiveLimit(8)
+        lags = iter([0.05, 0.05, 0.001, 0.001, 0.001])
+        seen: list[int] = []
+
+        def lag() -> float:
+            value = next(lags, None)
+            if value is None:
+                raise asyncio.CancelledError
+            return value
+
+        async def watch() -> None:
+            await limit.follow(lambda: (seen.append(limit.limit), lag())[1], period_s=0)
+
+        with contextlib.suppress(asyncio.CancelledError):
+            await watch()
+        seen.append(limit.limit)
+        return seen
+
+    assert asyncio.run(run()) == [8, 4, 2, 3, 4, 5, 5]
+
+
+def test_a_held_place_waits_under_a_lowered_limit() -> None:
+    async def run() -> list[str]:
+        limit = AdaptiveLimit(2)
+        order: list[str] = []
+        release = asyncio.Event()
+
+        async def holder() -> None:
+            async with limit:
+                order.append("holder in")
+                await release.wait()
+            order.append("holder out")
+
+        async def replayer() -> None:
+            async with limit:
+                limit.shrink()
+                await limit.requeue()  # the limit is 1 and the holder has it: wait
+                order.append("replay")
+
+        first = asyncio.create_task(holder())
+        await asyncio.sleep(0)
+        second = asyncio.create_task(replayer())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        release.set()
+        await asyncio.gather(first, second)
+        return order
+
+    assert asyncio.run(run()) == ["holder in", "holder out", "replay"]
+
+
+def test_concurrency_within_the_machine_says_nothing() -> None:
+    assert concurrency_warning(fitting_concurrency(), 5) is None
+    warning = concurrency_warning(fitting_concurrency() * 8, 3)
+    assert warning is not None and f"{cores()} cores" in warning

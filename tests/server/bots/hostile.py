@@ -91,8 +91,8 @@ async def session(seen: list[int]) -> str:
                 continue
             if bad and MODE in ("slow", "sleepy"):
                 late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
-                if MODE == "sleepy":  # 400 ms per move: over move_ms, drawn from the bank
-                    late = 0.4
+                if MODE == "sleepy":  # 450 ms per move: over move_ms, drawn from the bank
+                    late = 0.45
                 asyncio.get_running_loop().call_later(
                     late, outbox.put_nowait, pb.BotMessage(decision=answer)
                 )
