@@ -1,7 +1,11 @@
-"""Tournament throughput: a 6-bot Knaves round robin, 2 rounds (120 matches), at several
-concurrency levels, beside the referee's single-match decisions/s measured in the same run.
+"""Fair throughput: the fastest a tournament runs here and still gives the result it gives alone.
 
-Usage: python bench/tournament.py [--concurrency 1,2,4] [--rounds 2] [--json]
+Usage: python bench/tournament.py [--concurrency 1,2,4,8,16,32] [--move-ms 20] [--json]
+16 managed copies of the deterministic Knaves example bot, sandboxed, 45 tables (135
+matches), the same seed at every concurrency. A level is fair when it ends with 0 faults and
+the same per-bot scores as concurrency 1. Printed per level: matches/s, whether it was fair,
+the matches voided for load, the lowest limit the runner fell to, and the referee's own loop
+lag (p50, p99). `max_fair_matches_per_s` is the best fair level's throughput.
 """
 
 from __future__ import annotations
@@ -10,84 +14,131 @@ import argparse
 import asyncio
 import json
 import shlex
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
-from referee import referee_run  # noqa: E402
-
-from server.tournament_runner import run_tournament  # noqa: E402
+from server.arena import Arena  # noqa: E402
+from server.sandbox import SandboxPolicy, unavailable_reason  # noqa: E402
+from server.tournament_runner import Progress, database_authenticator, run_tournament  # noqa: E402
 from tournaments.store import Store  # noqa: E402
 
-EXAMPLES = ROOT / "clients" / "python" / "examples"
-BOTS = [
-    "knaves_bot.py",
-    "knaves_bot.py",
-    "random_bot.py",
-    "random_bot.py",
-    "random_bot.py",
-    "random_bot.py",
-]
+BOT = [sys.executable, str(ROOT / "clients" / "python" / "examples" / "knaves_bot.py")]
+COPIES, TABLES, SEED = 16, 45, 5
 
 
-def measure(concurrency: int, rounds: int) -> dict[str, float]:
-    """Play the whole round robin once at this concurrency (fresh database)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(f"sqlite:///{tmp}/bench.db")
-        names = []
-        for i, script in enumerate(BOTS):
-            bot, _ = store.add_bot(f"bot{i}", shlex.join([sys.executable, str(EXAMPLES / script)]))
-            names.append(bot.name)
-        tournament = store.create_tournament("knaves", names, rounds=rounds, seed=1)
-        assert tournament.id is not None
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile of values (0 if none)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def play(concurrency: int, move_ms: int, tmp: str) -> dict[str, Any]:
+    """One whole tournament at this concurrency; its result signature and figures."""
+    store = Store(f"sqlite:///{tmp}/c{concurrency}.db")
+    names = []
+    for i in range(COPIES):
+        bot, _ = store.add_bot(f"copy{i}", shlex.join(BOT))
+        names.append(bot.name)
+    tournament = store.create_tournament(
+        "knaves", names, tables=TABLES, seed=SEED, clock_ms=move_ms
+    )
+    assert tournament.id is not None
+    lowest = [concurrency]
+    voids = [0]
+
+    def seen(p: Progress) -> None:
+        lowest[0] = min(lowest[0], p.limit or concurrency)
+        voids[0] = p.load_voids
+
+    arena = Arena(f"{tmp}/logs", authenticate=database_authenticator(store),
+                  sandbox=SandboxPolicy())
+    async with arena:
         start = time.perf_counter()
-        asyncio.run(
-            run_tournament(store, tournament.id, concurrency=concurrency, log_dir=f"{tmp}/logs")
+        await run_tournament(
+            store, tournament.id, concurrency=concurrency, arena=arena, on_progress=seen,
+            log_dir=f"{tmp}/logs",
         )
         elapsed = time.perf_counter() - start
-        matches = store.matches(tournament.id, include_voided=False)
-        decisions = sum(len((m.record or {}).get("actions", [])) for m in matches)
-        assert all(m.status == "finished" for m in matches)
-        store.close()
+        assert arena.running is not None
+        lag = list(arena.running.hub.lag.history)
+    matches = store.matches(tournament.id, include_voided=False)
+    scores: dict[str, float] = {}
+    faults = 0
+    for m in matches:
+        for seat, bot_id in enumerate(m.seats):
+            name = names[bot_id - 1]
+            scores[name] = scores.get(name, 0.0) + float((m.result or {})["scores"][seat])
+        faults += len((m.record or {}).get("faults", []))
+    store.close()
     return {
+        "concurrency": concurrency,
         "matches": len(matches),
         "seconds": elapsed,
         "matches_per_s": len(matches) / elapsed,
-        "decisions_per_s": decisions / elapsed,
+        "faults": faults,
+        "load_voids": voids[0],
+        "lowest_limit": lowest[0],
+        "lag_p50_ms": percentile(lag, 0.5) * 1000,
+        "lag_p99_ms": percentile(lag, 0.99) * 1000,
+        "scores": scores,
     }
 
 
 def main() -> None:
-    """Print matches/s and decisions/s per concurrency level and the ratio to one match."""
+    """Run every level, compare each with concurrency 1, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--concurrency", default="1,2,4")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", default="1,2,4,8,16,32")
+    parser.add_argument("--move-ms", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    single = asyncio.run(referee_run("knaves", 3))["decisions_per_s"]
-    out: dict[str, dict[str, float]] = {}
-    for level in (int(c) for c in args.concurrency.split(",")):
-        row = measure(level, args.rounds)
-        row["ratio_to_single_match"] = row["decisions_per_s"] / single
-        out[str(level)] = row
+    if (why := unavailable_reason()) is not None:
+        parser.error(f"the sandbox cannot be built here: {why}")
+    levels = sorted({1, *(int(c) for c in args.concurrency.split(",") if c)})
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for level in levels:
+            rows.append(asyncio.run(play(level, args.move_ms, tmp)))
+            print(f"concurrency {level}: done", file=sys.stderr, flush=True)
+    alone = rows[0]["scores"]
+    for row in rows:
+        row["fair"] = row["faults"] == 0 and row.pop("scores") == alone
+    fair = [r for r in rows if r["fair"]]
+    best = max(fair, key=lambda r: r["matches_per_s"]) if fair else None
+    summary = {
+        "move_ms": args.move_ms,
+        "max_fair_matches_per_s": best["matches_per_s"] if best else 0.0,
+        "at_concurrency": best["concurrency"] if best else 0,
+        "lag_p50_ms": best["lag_p50_ms"] if best else 0.0,
+        "lag_p99_ms": best["lag_p99_ms"] if best else 0.0,
+        "median_matches_per_s": statistics.median(r["matches_per_s"] for r in rows),
+        "by_concurrency": rows,
+    }
     if args.json:
-        print(json.dumps({"single_match_decisions_per_s": single, "by_concurrency": out}))
+        print(json.dumps(summary))
         return
-    print(f"referee, one match at a time: {single:.0f} decisions/s")
     print(
-        f"{'concurrency':>11}{'matches':>9}{'seconds':>9}{'matches/s':>11}{'decisions/s':>13}"
-        f"{'vs single':>11}"
+        f"{'concurrency':>11}{'matches/s':>11}{'fair':>6}{'faults':>8}{'load voids':>12}"
+        f"{'lowest limit':>14}{'lag p50 ms':>12}{'lag p99 ms':>12}"
     )
-    for level, row in out.items():
+    for r in rows:
         print(
-            f"{level:>11}{row['matches']:>9.0f}{row['seconds']:>9.1f}{row['matches_per_s']:>11.2f}"
-            f"{row['decisions_per_s']:>13.0f}{row['ratio_to_single_match']:>11.2f}"
+            f"{r['concurrency']:>11}{r['matches_per_s']:>11.2f}{'yes' if r['fair'] else 'NO':>6}"
+            f"{r['faults']:>8}{r['load_voids']:>12}{r['lowest_limit']:>14}"
+            f"{r['lag_p50_ms']:>12.1f}{r['lag_p99_ms']:>12.1f}"
         )
+    print(
+        f"max_fair_matches_per_s {summary['max_fair_matches_per_s']:.2f} at concurrency "
+        f"{summary['at_concurrency']} (move {args.move_ms} ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ WALL_CAP_FLOOR_S = 0.5  # ...or the move time plus this, whichever is longer
 LAG_PERIOD_S = 0.005  # how often the referee checks how late its own loop runs
 LAG_TOLERANCE_S = 0.002  # lateness below this is scheduling noise, not lag
 LAG_WINDOW = 2000  # recent lateness samples kept for percentiles (~10 s at full lag)
+LAG_HISTORY = 200_000  # samples kept for a run's report (~17 min of heartbeats)
 
 
 def wall_cap(limit_s: float) -> float:
@@ -66,6 +67,7 @@ class LagMonitor:
         self.loop = loop
         self.total = 0.0  # seconds of lag seen so far
         self.samples: deque[float] = deque(maxlen=LAG_WINDOW)
+        self.history: deque[float] = deque(maxlen=LAG_HISTORY)  # never cleared: for reports
         self._expected = 0.0
         self._handle: asyncio.TimerHandle | None = None
 
@@ -90,6 +92,7 @@ class LagMonitor:
         now = self.loop.time()
         late = now - self._expected
         self.samples.append(late)
+        self.history.append(late)
         if late > LAG_TOLERANCE_S:
             self.total += late
         self._expected = now + LAG_PERIOD_S
