@@ -159,6 +159,12 @@ def sandbox_policy(
     return policy
 
 
+def check_clock(clock: str) -> None:
+    """Refuse an unknown --clock in one line that names the allowed ones."""
+    if clock not in CLOCK_KINDS:
+        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
+
+
 def require_sandbox(policy: SandboxPolicy) -> None:
     """Refuse in one line when the policy asks for a sandbox this machine cannot build."""
     if policy.on and (why := unavailable_reason()) is not None:
@@ -320,8 +326,7 @@ def run_with_progress(
     clock: str = "cpu",
 ) -> None:
     """Play a tournament's unfinished matches with a live progress bar."""
-    if clock not in CLOCK_KINDS:
-        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
+    check_clock(clock)
     from server.tournament_runner import Progress as RunProgress
     from server.tournament_runner import run_tournament
 
@@ -445,8 +450,7 @@ def tournament_run(
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
-    if clock not in CLOCK_KINDS:
-        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
+    check_clock(clock)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
@@ -708,8 +712,7 @@ def serve(
     db: DbOption = None,
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
-    if clock not in CLOCK_KINDS:
-        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
+    check_clock(clock)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
