@@ -1,0 +1,57 @@
+"""The cardshark command: serve, bots, tournaments, rankings, matches, games and a demo."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from server.cli.bots import bot_app
+from server.cli.demo import demo
+from server.cli.games import games_command
+from server.cli.matches import match_app
+from server.cli.rankings import rankings, ratings_app
+from server.cli.serve import serve
+from server.cli.tournaments import tournament_app
+
+app = typer.Typer(
+    help="cardshark: a tournament server for card-game bots.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(bot_app, name="bot")
+app.add_typer(tournament_app, name="tournament")
+app.add_typer(ratings_app, name="ratings")
+app.add_typer(match_app, name="match")
+app.command("games")(games_command)
+app.command("rankings")(rankings)
+app.command("serve")(serve)
+app.command("demo")(demo)
+
+
+@app.command(
+    "bridge",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def bridge(ctx: typer.Context) -> None:
+    """Play a bot without gRPC: cardshark bridge [--server S] [--token T] -- COMMAND...
+
+    The bot process speaks JSON lines (protobuf's JSON mapping) on stdin/stdout.
+    """
+    from cardshark_bot.bridge import bridge_main
+
+    raise typer.Exit(bridge_main(list(ctx.args)))
+
+
+def main() -> None:
+    """Entry point of the cardshark command."""
+    # gRPC logs its own copy of errors we report in one line; GRPC_VERBOSITY=ERROR brings it back
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+    if sys.argv[1:2] == ["bridge"]:
+        from cardshark_bot.bridge import bridge_main
+
+        # argv as typed, "--" included, so the bot's own options never reach click
+        raise SystemExit(bridge_main(sys.argv[2:]))
+    app()

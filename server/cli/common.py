@@ -1,0 +1,205 @@
+"""What every cardshark command shares: consoles, common options, one-line errors."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from games.errors import GameError
+from server.clocks import CLOCK_KINDS
+from server.sandbox import (
+    BotLimits,
+    SandboxError,
+    SandboxPolicy,
+    unavailable_reason,
+)
+from server.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
+from tournaments.errors import TournamentError
+from tournaments.store import Store
+
+T = TypeVar("T")
+
+
+console = Console()
+
+
+errors = Console(stderr=True)
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "clients" / "python" / "examples"
+
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db", envvar="CARDSHARK_DB", help="SQLAlchemy URL (default sqlite:///./cardshark.db)."
+    ),
+]
+
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+SandboxOption = Annotated[
+    str,
+    typer.Option(
+        "--sandbox",
+        help="How managed bots are confined: bwrap (namespaces, own uid, limits) or none.",
+    ),
+]
+
+
+ClockOption = Annotated[
+    str,
+    typer.Option(
+        "--clock",
+        help="cpu: a sandboxed managed bot is timed by the CPU it used (fair under load); "
+        "wall: by wall time less the server's own lag (always so for remote bots).",
+    ),
+]
+
+
+BotMemoryOption = Annotated[
+    int, typer.Option("--bot-memory", min=0, help="Memory per managed bot in MiB (0: no cap).")
+]
+
+
+BotCpuOption = Annotated[
+    int, typer.Option("--bot-cpu", min=0, help="CPU seconds per managed bot process (0: no cap).")
+]
+
+
+BotPidsOption = Annotated[
+    int, typer.Option("--bot-pids", min=0, help="Processes per managed bot (0: no cap).")
+]
+
+
+TlsCertOption = Annotated[
+    Path | None,
+    typer.Option("--tls-cert", help="PEM certificate chain: serve bots over TLS (with --tls-key)."),
+]
+
+
+TlsKeyOption = Annotated[
+    Path | None, typer.Option("--tls-key", help="PEM private key of --tls-cert.")
+]
+
+
+TlsClientCaOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--tls-client-ca", help="PEM CA: mutual TLS, bots must present a certificate it signed."
+    ),
+]
+
+
+def fail(message: str) -> NoReturn:
+    """Print one clear line and exit non-zero."""
+    errors.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def tls_options(
+    host: str, cert: Path | None, key: Path | None, client_ca: Path | None
+) -> TlsConfig | None:
+    """The TLS files read and checked (one error line naming a bad one); warns on plain TCP."""
+    try:
+        tls = load_tls(cert, key, client_ca)
+    except TlsFileError as exc:
+        fail(str(exc))
+    warning = plain_tcp_warning(host, tls)
+    if warning is not None:
+        errors.print(f"[bold yellow]{warning}[/]", highlight=False, soft_wrap=True)
+    return tls
+
+
+def sandbox_policy(
+    kind: str,
+    memory_mb: int,
+    cpu_s: int,
+    pids: int,
+    store: Store | None = None,
+    log_dir: Path | None = None,
+    check: bool = True,
+) -> SandboxPolicy:
+    """The managed bots' sandbox, checked on this machine: one line and exit 2 if it cannot be."""
+    try:
+        forbidden = [os.getcwd(), str(log_dir or "logs")]
+        if store is not None and store.url.startswith("sqlite:///"):
+            forbidden.append(store.url.removeprefix("sqlite:///"))
+        policy = SandboxPolicy(
+            kind,
+            BotLimits(memory_mb=memory_mb, cpu_s=cpu_s, pids=pids),
+            forbidden=tuple(forbidden),
+        )
+    except SandboxError as exc:
+        fail(str(exc))
+    if not policy.on:
+        errors.print(
+            "[bold yellow]warning: --sandbox none: managed bots run unsandboxed, as this user, "
+            "with its files and network[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif check:
+        require_sandbox(policy)
+    return policy
+
+
+def check_clock(clock: str) -> None:
+    """Refuse an unknown --clock in one line that names the allowed ones."""
+    if clock not in CLOCK_KINDS:
+        fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
+
+
+def require_sandbox(policy: SandboxPolicy) -> None:
+    """Refuse in one line when the policy asks for a sandbox this machine cannot build."""
+    if policy.on and (why := unavailable_reason()) is not None:
+        fail(f"cannot sandbox managed bots: {why}; or run them unsandboxed with --sandbox none")
+
+
+@contextmanager
+def clear_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into one line and exit code 2."""
+    try:
+        yield
+    except (GameError, TournamentError, SandboxError) as exc:
+        fail(str(exc))
+    except OSError as exc:  # e.g. the referee's port is taken
+        fail(str(exc))
+    except KeyboardInterrupt:
+        errors.print("interrupted; finished matches are saved (resume with `tournament resume`)")
+        raise typer.Exit(130) from None
+
+
+@contextmanager
+def open_store(db: str | None) -> Iterator[Store]:
+    """The database, with its errors as one line."""
+    with clear_errors():
+        store = Store(db)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """`name=value` pairs with true/false and integers typed."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, raw = pair.partition("=")
+        if not sep or not name:
+            fail(f"bad --option {pair!r}; expected NAME=VALUE, e.g. target=15")
+        value: Any = raw
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        elif raw.lstrip("-").isdigit():
+            value = int(raw)
+        out[name] = value
+    return out

@@ -1,0 +1,63 @@
+"""`cardshark demo`: a round robin of the example bots."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from typing import Annotated
+
+import typer
+
+from games.registry import get_game
+from server.cli.common import (
+    EXAMPLES,
+    DbOption,
+    console,
+    open_store,
+    sandbox_policy,
+)
+from server.cli.rankings import show_rankings
+from server.cli.running import run_with_progress
+from server.sandbox import (
+    unavailable_reason,
+)
+
+
+def demo_bots(game: str, seats: int) -> dict[str, str]:
+    """The demo's entrants: the game's rule-following example bot and one random bot per seat."""
+    bots = {f"demo-rules-{game}": f"{game.replace('-', '_')}_bot.py"}
+    bots.update({f"demo-random-{i}": "random_bot.py" for i in range(1, seats + 1)})
+    return bots
+
+
+def demo(
+    game: Annotated[str, typer.Option(help="Any registered game.")] = "knaves",
+    concurrency: Annotated[int, typer.Option(min=1)] = 2,
+    rounds: Annotated[int, typer.Option(min=1)] = 2,
+    sandbox: Annotated[
+        str,
+        typer.Option(
+            "--sandbox", help="bwrap, none, or auto: bwrap where this machine can build it."
+        ),
+    ] = "auto",
+    db: DbOption = None,
+) -> None:
+    """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
+    if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
+        sandbox = "bwrap" if unavailable_reason() is None else "none"
+    with open_store(db) as store:
+        policy = sandbox_policy(sandbox, 1024, 0, 64, store, check=False)
+        spec = get_game(game).spec
+        entrants = demo_bots(spec.name, spec.default_seats)
+        known = {b.name for b in store.list_bots()}
+        for name, script in entrants.items():
+            if name not in known:
+                store.add_bot(name, shlex.join([sys.executable, str(EXAMPLES / script)]))
+        tournament = store.create_tournament(spec.name, list(entrants), rounds=rounds)
+        assert tournament.id is not None
+        console.print(
+            f"demo: tournament {tournament.id}, {spec.title}, {len(entrants)} example bots "
+            f"(database {store.url})"
+        )
+        run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy)
+        show_rankings(store, spec.name)

@@ -1,0 +1,50 @@
+"""`cardshark games`: the games with their seats and options."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.table import Table
+
+from games.registry import all_games
+from server.cli.common import (
+    JsonOption,
+    console,
+)
+
+
+def games_command(as_json: JsonOption = False) -> None:
+    """List every game with its seat counts and options (with defaults)."""
+    rows: list[dict[str, Any]] = []
+    for name, game in all_games().items():
+        spec = game.spec
+        rows.append(
+            {
+                "name": name,
+                "title": spec.title,
+                "seats": list(spec.seat_counts),
+                "default_seats": spec.default_seats,
+                "move_ms": spec.move_ms,
+                "options": [
+                    {
+                        "name": o.name,
+                        "default": o.default,
+                        "allowed": o.describe_allowed(),
+                        "doc": o.doc,
+                    }
+                    for o in spec.options
+                ],
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title="Games")
+    for column in ("game", "seats", "options (default)"):
+        table.add_column(column)
+    for row in rows:
+        opts = ", ".join(f"{o['name']}={o['default']}" for o in row["options"]) or "-"
+        seats = ", ".join(str(s) for s in row["seats"])
+        table.add_row(row["name"], seats, opts)
+    console.print(table)

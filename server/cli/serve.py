@@ -1,0 +1,148 @@
+"""`cardshark serve`: the referee, the Admin service and the web page."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from server.cli.common import (
+    BotCpuOption,
+    BotMemoryOption,
+    BotPidsOption,
+    ClockOption,
+    DbOption,
+    SandboxOption,
+    TlsCertOption,
+    TlsClientCaOption,
+    TlsKeyOption,
+    check_clock,
+    console,
+    errors,
+    fail,
+    open_store,
+    sandbox_policy,
+    tls_options,
+)
+from tournaments.store import Store
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 50051,
+    admin_token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CARDSHARK_ADMIN_TOKEN",
+            help="Enables the Admin service; set the variable rather than the flag (ps shows it).",
+        ),
+    ] = None,
+    admin_token_file: Annotated[
+        Path | None,
+        typer.Option(help="Enables the Admin service with the token in this file (mode 0600)."),
+    ] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where managed bots' stderr goes.")] = Path("logs"),
+    web_port: Annotated[
+        int, typer.Option(help="Port of the web page (leaderboards, replays); 0 turns it off.")
+    ] = 8080,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
+    db: DbOption = None,
+) -> None:
+    """Run the referee for bots, the Admin service for tools and the web page for people."""
+    check_clock(clock)
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
+    from server.admin import AdminService, AdminTokenError, admin_token_source
+    from server.arena import Arena
+    from server.tournament_runner import database_authenticator
+
+    try:
+        admin_token, token_warning = admin_token_source(admin_token, admin_token_file, sys.argv)
+    except AdminTokenError as exc:
+        fail(str(exc))
+    if token_warning is not None:
+        errors.print(f"[bold yellow]{token_warning}[/]", highlight=False, soft_wrap=True)
+
+    async def main() -> None:
+        arena = Arena(
+            log_dir,
+            host,
+            port,
+            database_authenticator(store),
+            tls=tls,
+            sandbox=policy,
+            cpu_clocks=clock == "cpu",
+        )
+        arena.services.append(AdminService(store, arena, admin_token).add_to)
+        async with arena:
+            admin = "on" if admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
+            over = "mutual TLS" if tls and tls.mutual else "TLS" if tls else "plain TCP"
+            console.print(f"cardshark serving on {arena.address} ({over}); admin service {admin}")
+            web = await start_web(store, host, web_port, web_tls) if web_port else None
+            if web is not None:
+                scheme = "https" if web_tls else "http"
+                console.print(f"web page on {scheme}://{host}:{web_port}/")
+            assert arena.running is not None
+            try:
+                await arena.running.server.wait_for_termination()
+            finally:
+                if web is not None:
+                    web.should_exit = True
+
+    with open_store(db) as store:
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        try:
+            asyncio.run(main())
+        except OSError as exc:
+            fail(f"cannot serve on {host}:{port}: {exc}")
+        except KeyboardInterrupt:
+            console.print("stopped")
+
+
+async def start_web(
+    store: Store, host: str, port: int, tls_files: tuple[Path, Path] | None = None
+) -> Any:
+    """Serve the web page from this event loop (HTTPS with tls_files); returns the server."""
+    import socket
+
+    import uvicorn
+
+    from server.web import make_app
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield  # Ctrl-C belongs to the referee, which stops everything in order
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot bind the web page to {host}:{port}: {exc.strerror}") from None
+    cert, key = tls_files or (None, None)
+    config = uvicorn.Config(
+        make_app(store), log_level="warning", ssl_certfile=cert, ssl_keyfile=key
+    )
+    try:
+        config.load()  # a certificate uvicorn cannot use fails here, not in the task
+    except OSError:
+        sock.close()
+        raise
+    server = Server(config)
+    asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    return server

@@ -1,0 +1,195 @@
+"""`cardshark tournament ...`: run, resume, list and inspect tournaments."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from server.cli.common import (
+    BotCpuOption,
+    BotMemoryOption,
+    BotPidsOption,
+    ClockOption,
+    DbOption,
+    JsonOption,
+    SandboxOption,
+    TlsCertOption,
+    TlsClientCaOption,
+    TlsKeyOption,
+    check_clock,
+    console,
+    open_store,
+    parse_options,
+    require_sandbox,
+    sandbox_policy,
+    tls_options,
+)
+from server.cli.rankings import show_rankings
+from server.cli.running import run_with_progress
+
+tournament_app = typer.Typer(help="Run and inspect tournaments.", no_args_is_help=True)
+
+
+@tournament_app.command("run")
+def tournament_run(
+    game: str,
+    bots: Annotated[str, typer.Option(help="Comma-separated bot names (at least the seat count).")],
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Repeat the round robin with fresh seeds.")
+    ] = 1,
+    tables: Annotated[
+        int | None, typer.Option(min=1, help="Play a balanced subset of N tables.")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(min=1, help="Matches at once (default: two per core)."),
+    ] = None,
+    move_ms: Annotated[
+        int | None, typer.Option(min=1, help="Time per move (game default).")
+    ] = None,
+    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 0,
+    seats: Annotated[int | None, typer.Option(help="Seat count, for games with several.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="Game option NAME=VALUE (repeatable).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
+    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    create_only: Annotated[
+        bool, typer.Option(help="Store it and its schedule; play later with `resume ID`.")
+    ] = False,
+    gauntlet: Annotated[
+        bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
+    ] = False,
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
+    db: DbOption = None,
+) -> None:
+    """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    check_clock(clock)
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    with open_store(db) as store:
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
+        managed = [b.name for b in store.list_bots() if b.command and b.name in names]
+        if managed and not create_only:
+            require_sandbox(policy)  # before anything is stored
+        tournament = store.create_tournament(
+            game,
+            names,
+            seats=seats,
+            options=parse_options(option or []),
+            rounds=rounds,
+            tables=tables,
+            seed=seed,
+            clock_ms=move_ms,
+            bank_ms=bank_ms,
+            format="gauntlet" if gauntlet else "round_robin",
+        )
+        assert tournament.id is not None
+        scheduled = store.tournament_status(tournament.id).scheduled
+        console.print(f"tournament {tournament.id}: {game}, {len(names)} bots, {scheduled} matches")
+        if create_only:
+            console.print(f"play it with: cardshark tournament resume {tournament.id}")
+            return
+        run_with_progress(store, tournament.id, concurrency, port, host, tls, policy, clock)
+        show_rankings(store, tournament.game)
+
+
+@tournament_app.command("resume")
+def tournament_resume(
+    tournament_id: int,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Matches at once (default: two per core).")
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
+    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
+    clock: ClockOption = "cpu",
+    db: DbOption = None,
+) -> None:
+    """Play whatever a stopped tournament left unfinished, then show the rankings."""
+    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    with open_store(db) as store:
+        tournament = store.get_tournament(tournament_id)
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
+        run_with_progress(store, tournament_id, concurrency, port, host, tls, policy, clock)
+        show_rankings(store, tournament.game)
+
+
+@tournament_app.command("list")
+def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+    """List tournaments."""
+    with open_store(db) as store:
+        rows = [(t, store.tournament_status(t.id)) for t in store.list_tournaments() if t.id]
+    if as_json:
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": t.id,
+                        "game": t.game,
+                        "status": t.status,
+                        "finished": p.finished,
+                        "scheduled": p.scheduled,
+                    }
+                    for t, p in rows
+                ]
+            )
+        )
+        return
+    table = Table(title="Tournaments")
+    for column in ("id", "game", "status", "matches", "created"):
+        table.add_column(column)
+    for t, p in rows:
+        table.add_row(
+            str(t.id),
+            t.game,
+            t.status,
+            f"{p.finished}/{p.scheduled}",
+            f"{t.created:%Y-%m-%d %H:%M}",
+        )
+    console.print(table)
+
+
+@tournament_app.command("status")
+def tournament_status(tournament_id: int, db: DbOption = None, as_json: JsonOption = False) -> None:
+    """Show one tournament's settings and progress."""
+    with open_store(db) as store:
+        p = store.tournament_status(tournament_id)
+        entrants = [b.name for b in store.tournament_entrants(tournament_id)]
+    t = p.tournament
+    data = {
+        "id": t.id,
+        "game": t.game,
+        "status": t.status,
+        "options": t.options,
+        "entrants": entrants,
+        "rounds": t.rounds,
+        "tables": t.tables,
+        "move_ms": t.clock_ms,
+        "bank_ms": t.bank_ms,
+        "counts": p.counts,
+        "finished": p.finished,
+        "scheduled": p.scheduled,
+    }
+    if as_json:
+        print(json.dumps(data))
+        return
+    for key, value in data.items():
+        console.print(f"[bold]{key}[/]: {value}", highlight=False)
