@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import typer
 
@@ -20,6 +21,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode=None,
 )
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
@@ -54,4 +56,29 @@ def main() -> None:
 
         # argv as typed, "--" included, so the bot's own options never reach click
         raise SystemExit(bridge_main(sys.argv[2:]))
-    app()
+    command()(prog_name="cardshark")
+
+
+def command() -> Any:
+    """The click command tree, every option shown with a name (PORT), never a type (<int>)."""
+    root = typer.main.get_command(app)
+    _name_metavars(root)
+    return root
+
+
+def _no_type(ctx: Any) -> None:
+    return None
+
+
+def _name_metavars(node: Any) -> None:
+    # typer vendors its own click, so this goes by attributes rather than click's classes.
+    for param in node.params:
+        if param.metavar is None:
+            # Flags take no value: an empty name hides typer's "<bool>".
+            flag = getattr(param, "is_flag", False)
+            param.metavar = "" if flag else (param.name or "value").upper()
+        if getattr(param, "param_type_name", "") == "argument":
+            # typer lists an argument's type beside its name, metavar or not.
+            param.display_type_rich = _no_type
+    for child in getattr(node, "commands", {}).values():
+        _name_metavars(child)

@@ -11,11 +11,12 @@ from rich.table import Table
 from server.cli.common import (
     DbOption,
     JsonOption,
+    command_group,
     console,
     open_store,
 )
 
-bot_app = typer.Typer(help="Register, inspect and test bots.", no_args_is_help=True)
+bot_app = command_group("Register, inspect and test bots.")
 
 
 @bot_app.command("add")

@@ -203,3 +203,8 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
             value = int(raw)
         out[name] = value
     return out
+
+
+def command_group(help_text: str) -> typer.Typer:
+    """A command group (bot, tournament, ...) with plain help: names, never types."""
+    return typer.Typer(help=help_text, no_args_is_help=True, rich_markup_mode=None)

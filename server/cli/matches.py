@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import json
 
-import typer
-
 from games.errors import GameError
 from games.registry import get_game
 from server.cli.common import (
     DbOption,
     JsonOption,
+    command_group,
     console,
     fail,
     open_store,
 )
 from server.transcript import seat_names, transcript
 
-match_app = typer.Typer(help="Find and inspect matches.", no_args_is_help=True)
+match_app = command_group("Find and inspect matches.")
 
 
 @match_app.command("show")

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 
-import typer
 from rich.table import Table
 
 from games.registry import get_game
 from server.cli.common import (
     DbOption,
     JsonOption,
+    command_group,
     console,
     open_store,
 )
 from tournaments.store import Store
 
-ratings_app = typer.Typer(help="Maintain ratings.", no_args_is_help=True)
+ratings_app = command_group("Maintain ratings.")
 
 
 def show_rankings(store: Store, game: str, as_json: bool = False) -> None:

@@ -20,6 +20,7 @@ from server.cli.common import (
     TlsClientCaOption,
     TlsKeyOption,
     check_clock,
+    command_group,
     console,
     open_store,
     parse_options,
@@ -30,7 +31,7 @@ from server.cli.common import (
 from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
 
-tournament_app = typer.Typer(help="Run and inspect tournaments.", no_args_is_help=True)
+tournament_app = command_group("Run and inspect tournaments.")
 
 
 @tournament_app.command("run")
