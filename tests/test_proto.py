@@ -152,3 +152,17 @@ def test_struct_matches_the_librarys_own_conversion() -> None:
     }
     assert protocol.struct(odd) == reference(odd)
     assert protocol.struct(odd) == protocol.struct(odd)  # the second time from cached bytes
+
+
+def test_every_proto_file_names_its_package_in_other_languages() -> None:
+    """go_package, java_package (multiple files) and csharp_namespace, the same in every file."""
+    for path in sorted((ROOT / "clients" / "python" / "cardshark" / "v1").glob("*_pb2.py")):
+        module = importlib.import_module(f"cardshark.v1.{path.stem}")
+        options = module.DESCRIPTOR.GetOptions()
+        name = module.DESCRIPTOR.name
+        assert options.go_package == (
+            "github.com/cardshark/cardshark/gen/go/cardshark/v1;cardsharkv1"
+        ), name
+        assert options.java_package == "dev.cardshark.v1", name
+        assert options.java_multiple_files, name
+        assert options.csharp_namespace == "Cardshark.V1", name

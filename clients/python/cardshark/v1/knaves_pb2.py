@@ -24,13 +24,14 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63\x61rdshark/v1/knaves.proto\x12\x0c\x63\x61rdshark.v1\"\xfd\x01\n\nKnavesView\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\x05\x12\x13\n\x0bhand_number\x18\x03 \x01(\x05\x12\x0c\n\x04hand\x18\x04 \x03(\t\x12\x0e\n\x06turned\x18\x05 \x01(\t\x12\r\n\x05trump\x18\x06 \x01(\t\x12\x0e\n\x06leader\x18\x07 \x01(\x05\x12\r\n\x05trick\x18\x08 \x03(\t\x12)\n\x06tricks\x18\t \x03(\x0b\x32\x19.cardshark.v1.KnavesTrick\x12\x12\n\ntricks_won\x18\n \x03(\x05\x12\x11\n\tpenalties\x18\x0b \x03(\x05\x12\x0e\n\x06scores\x18\x0c \x03(\x05\x12\x0e\n\x06to_act\x18\r \x01(\x05\"<\n\x0bKnavesTrick\x12\x0e\n\x06leader\x18\x01 \x01(\x05\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0e\n\x06winner\x18\x03 \x01(\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x63\x61rdshark/v1/knaves.proto\x12\x0c\x63\x61rdshark.v1\"\xfd\x01\n\nKnavesView\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0e\n\x06\x64\x65\x61ler\x18\x02 \x01(\x05\x12\x13\n\x0bhand_number\x18\x03 \x01(\x05\x12\x0c\n\x04hand\x18\x04 \x03(\t\x12\x0e\n\x06turned\x18\x05 \x01(\t\x12\r\n\x05trump\x18\x06 \x01(\t\x12\x0e\n\x06leader\x18\x07 \x01(\x05\x12\r\n\x05trick\x18\x08 \x03(\t\x12)\n\x06tricks\x18\t \x03(\x0b\x32\x19.cardshark.v1.KnavesTrick\x12\x12\n\ntricks_won\x18\n \x03(\x05\x12\x11\n\tpenalties\x18\x0b \x03(\x05\x12\x0e\n\x06scores\x18\x0c \x03(\x05\x12\x0e\n\x06to_act\x18\r \x01(\x05\"<\n\x0bKnavesTrick\x12\x0e\n\x06leader\x18\x01 \x01(\x05\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12\x0e\n\x06winner\x18\x03 \x01(\x05\x42\x63\n\x10\x64\x65v.cardshark.v1P\x01Z>github.com/cardshark/cardshark/gen/go/cardshark/v1;cardsharkv1\xaa\x02\x0c\x43\x61rdshark.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cardshark.v1.knaves_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
-  DESCRIPTOR._loaded_options = None
+  _globals['DESCRIPTOR']._loaded_options = None
+  _globals['DESCRIPTOR']._serialized_options = b'\n\020dev.cardshark.v1P\001Z>github.com/cardshark/cardshark/gen/go/cardshark/v1;cardsharkv1\252\002\014Cardshark.V1'
   _globals['_KNAVESVIEW']._serialized_start=44
   _globals['_KNAVESVIEW']._serialized_end=297
   _globals['_KNAVESTRICK']._serialized_start=299
