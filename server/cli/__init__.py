@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
 from server.cli.demo import demo
 from server.cli.games import games_command
@@ -23,6 +24,7 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
+bot_app.command("test")(bot_test)
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(ratings_app, name="ratings")

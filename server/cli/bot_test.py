@@ -1,0 +1,438 @@
+"""`cardshark bot test`: a registered bot against the house bots, with nothing stored."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import shlex
+import signal
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from games.registry import get_game
+from server.arena import Arena
+from server.bots import ManagedBot
+from server.cli.common import (
+    EXAMPLES,
+    DbOption,
+    JsonOption,
+    SandboxOption,
+    clear_errors,
+    fail,
+    open_store,
+    require_sandbox,
+    sandbox_policy,
+)
+from server.cli.demo import demo_bots
+from server.hub import BotIdentity
+from server.records import ClockSettings, Fault, MatchRecord
+from server.request_of_step import request_of_fault
+from server.sandbox import SandboxPolicy
+from server.service import Authenticator
+from server.tournament_runner import database_authenticator, identity_for
+
+REMOTE_PORT = 50051  # the kits' default server address: a remote bot finds it unconfigured
+REMOTE_WAIT_S = 300.0
+TAIL_LINES = 10
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one `bot test` plays: the bot, its game, the matches and their clock."""
+
+    name: str
+    bot: BotIdentity
+    command: str | None
+    game: str
+    seats: int
+    matches: int
+    seed: int
+    move_ms: int
+    sandbox: SandboxPolicy
+    log_dir: Path
+    host: str
+    port: int
+    authenticate: Authenticator | None
+
+    @property
+    def clock(self) -> ClockSettings:
+        """The clock of every match."""
+        return ClockSettings(move_ms=self.move_ms)
+
+    def seat_of(self, match: int) -> int:
+        """The tested bot's seat in a match (each seat in turn)."""
+        return match % self.seats
+
+    def seed_of(self, match: int) -> int:
+        """A match's seed: the deals repeat once per rotation, so every seat gets each deal."""
+        return self.seed + match // self.seats
+
+
+@dataclass
+class Outcome:
+    """What the matches showed: their records, the bot's faults and how its process ended."""
+
+    records: list[MatchRecord] = field(default_factory=list)
+    ended: str = ""  # why the bot could not play (on): "exited with status 1 before connecting"
+    stderr: list[str] = field(default_factory=list)
+
+
+def house_bots(game: str, seats: int) -> dict[str, str]:
+    """The house: the game's rule-following example bot, then random bots for the rest."""
+    scripts = demo_bots(game, seats - 2)
+    return {
+        name.replace("demo-", "house-", 1): shlex.join([sys.executable, str(EXAMPLES / script)])
+        for name, script in scripts.items()
+    }
+
+
+def exit_words(code: int | None) -> str:
+    """How a process ended, in words."""
+    if code is None:
+        return "is still running"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with status {code}"
+
+
+def stderr_tail(path: Path, lines: int = TAIL_LINES, width: int = 200) -> list[str]:
+    """The last lines of a bot's stderr log, each cut to width (the bot chose them)."""
+    try:
+        with path.open("rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - 8192))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
+    return [line if len(line) <= width else line[: width - 1] + "…" for line in kept]
+
+
+async def play_trial(
+    plan: Plan, say: Callable[[str], None], notice: Callable[[str], None]
+) -> Outcome:
+    """Start an arena with the house bots and the tested bot, play the matches, stop; say
+    tells how each match went, notice where a remote bot should connect."""
+    outcome = Outcome()
+    arena = Arena(
+        plan.log_dir,
+        plan.host,
+        plan.port,
+        plan.authenticate,
+        sandbox=plan.sandbox,
+    )
+    async with arena:
+        house = []
+        for name, command in house_bots(plan.game, plan.seats).items():
+            token = arena.register(name, bot_id=f"house:{name}")
+            await arena.spawn(name, command, token)
+            house.append(arena.identity(token))
+        managed: ManagedBot | None = None
+        exited: asyncio.Task[int] | None = None
+        if plan.command is not None:
+            token = arena.register(plan.name, bot_id=plan.bot.bot_id)
+            log = plan.log_dir / f"{plan.name}.stderr.log"
+            log.unlink(missing_ok=True)  # the tail shown must be this run's
+            try:
+                managed = await arena.spawn(plan.name, plan.command, token)
+            except OSError as exc:
+                outcome.ended = f"could not be started: {exc.strerror or exc}"
+                return outcome
+            assert managed.process is not None
+            exited = asyncio.create_task(managed.process.wait())
+            wait_s = plan.clock.no_show_s
+        else:
+            notice(
+                f"waiting for {plan.name} to connect to {arena.address} "
+                f"(start it with --server {arena.address} and its token; up to "
+                f"{REMOTE_WAIT_S:g} s)"
+            )
+            wait_s = REMOTE_WAIT_S
+        try:
+            if await _connected(arena, plan.bot.bot_id, exited, wait_s):
+                await _play(arena, plan, house, managed, outcome, say)
+            elif _exit_code(managed) is not None:
+                outcome.ended = f"{exit_words(_exit_code(managed))} before connecting"
+            else:
+                outcome.ended = f"did not connect within {wait_s:g} s"
+        finally:
+            if exited is not None:
+                exited.cancel()
+            if managed is not None:
+                await arena.stop_bots([managed])  # its log is complete once it is stopped
+                if outcome.ended:
+                    outcome.stderr = stderr_tail(managed.log_path)
+    return outcome
+
+
+async def _connected(
+    arena: Arena, bot_id: str, exited: asyncio.Task[int] | None, timeout: float
+) -> bool:
+    """Whether the bot connects within timeout; False at once when its process exits."""
+    assert arena.running is not None
+    waiting = asyncio.create_task(arena.running.hub.wait_for(bot_id, timeout))
+    await asyncio.wait(
+        {waiting} | ({exited} if exited else set()), return_when=asyncio.FIRST_COMPLETED
+    )
+    if not waiting.done():
+        waiting.cancel()
+        return False
+    return waiting.result() is not None
+
+
+async def _play(
+    arena: Arena,
+    plan: Plan,
+    house: list[BotIdentity],
+    managed: ManagedBot | None,
+    outcome: Outcome,
+    say: Callable[[str], None],
+) -> None:
+    for index in range(plan.matches):
+        seat = plan.seat_of(index)
+        bots = [*house[:seat], plan.bot, *house[seat:]]
+        record = await arena.play(
+            plan.game,
+            bots,
+            seed=plan.seed_of(index),
+            clock=plan.clock,
+            match_id=f"test-{index + 1}",
+        )
+        outcome.records.append(record)
+        say(match_line(index, seat, record))
+        for fault in record.faults_of(seat):
+            for line in fault_lines(fault_json(index, record, fault, plan.move_ms)):
+                say(line)
+        if (code := _exit_code(managed)) is not None:
+            # A bot that crashed mid-match was charged (and forfeited) by the referee; the
+            # next match would only wait out its no-show.
+            outcome.ended = f"{exit_words(code)} in match {index + 1}"
+            return
+
+
+def _exit_code(bot: ManagedBot | None) -> int | None:
+    # Set before anyone waiting on the process wakes, so it is right whoever wakes first.
+    return bot.process.returncode if bot is not None and bot.process is not None else None
+
+
+def match_line(index: int, seat: int, record: MatchRecord) -> str:
+    """One line for a finished match: the bot's seat, the scores and its faults."""
+    scores = " / ".join(
+        f"{'*' if s == seat else ''}{name} {score}"
+        for s, (name, score) in enumerate(zip(record.seats, record.scores, strict=True))
+    )
+    faults = len(record.faults_of(seat))
+    status = "" if record.status == "finished" else f" [{record.status}: {record.reason}]"
+    return (
+        f"match {index + 1} (seat {seat}, seed {record.seed}): {scores}; "
+        f"{faults} fault{'s' if faults != 1 else ''}{status}"
+    )
+
+
+def fault_json(index: int, record: MatchRecord, fault: Fault, move_ms: int) -> dict[str, Any]:
+    """A fault with its match, decision and the request it answered (rebuilt), as JSON."""
+    request = request_of_fault(record, fault, move_ms)
+    return {
+        "match": index + 1,
+        "decision": fault.decision,
+        "request_decision": None if request is None else request.decision,
+        "seat": fault.seat,
+        "kind": fault.kind,
+        "detail": fault.detail,
+        "request_id": fault.request_id,
+        "fallback": fault.fallback,
+        "request": None if request is None else request.to_json(),
+        "view": None if request is None else request.view(),
+        "legal": None if request is None else request.legal(),
+    }
+
+
+def fault_lines(fault: dict[str, Any]) -> list[str]:
+    """A fault as text: what, where, the request that caused it and what was played."""
+    lines = [
+        f"fault in match {fault['match']}, decision {fault['decision']}: "
+        f"{fault['kind']}: {fault['detail']}"
+    ]
+    if fault["request"] is None:
+        lines.append("  request: none (the fault answered no request)")
+    else:
+        asked = fault["request_decision"]
+        where = "" if asked == fault["decision"] else f" (decision {asked})"
+        rid = f" {fault['request_id']}" if fault["request_id"] else ""  # 0: never recorded
+        lines.append(f"  request{rid}{where}, seat {fault['seat']}:")
+        lines.append(f"  view: {json.dumps(fault['view'], separators=(',', ':'))}")
+        lines.append(f"  legal: {', '.join(fault['legal'])}")
+    played = fault["fallback"] or "nothing instead (the answer already given stood)"
+    lines.append(f"  referee played: {played}")
+    return lines
+
+
+def summary(plan: Plan, outcome: Outcome) -> dict[str, Any]:
+    """The verdict and its numbers."""
+    records = outcome.records
+    faults = [
+        f for i, r in enumerate(records) for f in r.faults_of(plan.seat_of(i))
+    ]  # the tested bot's only
+    kinds = Counter(f.kind for f in faults)
+    voided = [i + 1 for i, r in enumerate(records) if r.status != "finished"]
+    own = [r.scores[plan.seat_of(i)] for i, r in enumerate(records)]
+    others = [
+        score
+        for i, r in enumerate(records)
+        for s, score in enumerate(r.scores)
+        if s != plan.seat_of(i)
+    ]
+    passed = not faults and not voided and not outcome.ended and len(records) == plan.matches
+    n = len(records)
+    if passed:
+        line = (
+            f"PASS: {n} match{'es' if n != 1 else ''}, 0 faults, mean score "
+            f"{_mean(own):.1f} (house bots {_mean(others):.1f})"
+        )
+    else:
+        why = []
+        if outcome.ended:
+            why.append(f"{plan.name} {outcome.ended}")
+        if faults:
+            counted = ", ".join(f"{k} {c}" for k, c in sorted(kinds.items()))
+            why.append(f"{len(faults)} fault{'s' if len(faults) != 1 else ''} ({counted})")
+        if voided:
+            why.append(f"voided match {', '.join(map(str, voided))}")
+        played = f"{n} match{'es' if n != 1 else ''}" + (
+            "" if n == plan.matches else f" of {plan.matches}"
+        )
+        line = f"FAIL: {'; '.join(why)}" + (f" in {played}" if n else "")
+    return {
+        "passed": passed,
+        "verdict": line,
+        "matches_played": n,
+        "fault_count": len(faults),
+        "fault_kinds": dict(kinds),
+        "mean_score": _mean(own),
+        "house_mean_score": _mean(others),
+        "ended": outcome.ended,
+        "stderr_tail": outcome.stderr,
+    }
+
+
+def _mean(values: list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def bot_test(
+    name: str,
+    game: Annotated[str, typer.Option("--game", help="The game to play (see `cardshark games`).")],
+    matches: Annotated[
+        int, typer.Option("--matches", help="Matches to play, the bot in each seat in turn.")
+    ] = 3,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the deals (default: random, printed).")
+    ] = None,
+    move_ms: Annotated[
+        int | None, typer.Option("--move-ms", help="Time per move (game default).")
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port", help=f"Port a remote bot dials (default {REMOTE_PORT}; 0: any free port)."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    log_dir: Annotated[
+        Path, typer.Option("--log-dir", help="Where bots' stderr goes (in bot-test/).")
+    ] = Path("logs"),
+    sandbox: SandboxOption = "bwrap",
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Play a bot against the house bots, nothing stored; list its faults (exit 1 if any)."""
+    if matches < 1:
+        fail(f"--matches must be at least 1, not {matches}")
+    if move_ms is not None and move_ms < 1:
+        fail(f"--move-ms must be at least 1, not {move_ms}")
+    with clear_errors():
+        spec = get_game(game).spec
+    with open_store(db) as store:
+        bot = store.get_bot(name)
+        assert bot.id is not None
+        remote = not bot.command
+        policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
+        require_sandbox(policy)  # the house bots are managed, whatever the tested bot is
+        plan = Plan(
+            name=bot.name,
+            bot=identity_for(bot.id, bot.name),
+            command=bot.command,
+            game=spec.name,
+            seats=spec.default_seats,
+            matches=matches,
+            seed=secrets.randbelow(2**31) if seed is None else seed,
+            move_ms=move_ms or spec.move_ms,
+            sandbox=policy,
+            log_dir=log_dir / "bot-test",
+            host=host,
+            port=(REMOTE_PORT if remote else 0) if port is None else port,
+            authenticate=database_authenticator(store) if remote else None,
+        )
+
+        def say(line: str) -> None:
+            print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
+
+        if not as_json:
+            house = ", ".join(house_bots(plan.game, plan.seats))
+            say(
+                f"bot test: {plan.name} ({'remote' if remote else 'managed'}) against {house} "
+                f"in {spec.title}, {matches} match{'es' if matches != 1 else ''}, "
+                f"seed {plan.seed}, {plan.move_ms} ms a move"
+            )
+        with clear_errors():
+            outcome = asyncio.run(play_trial(plan, _silent if as_json else say, say))
+    result = summary(plan, outcome)
+    if as_json:
+        faults = [
+            fault_json(i, r, f, plan.move_ms)
+            for i, r in enumerate(outcome.records)
+            for f in r.faults_of(plan.seat_of(i))
+        ]
+        report = {
+            "bot": plan.name,
+            "game": plan.game,
+            "seed": plan.seed,
+            "move_ms": plan.move_ms,
+            **result,
+            "matches": [
+                {
+                    "match": i + 1,
+                    "seat": plan.seat_of(i),
+                    "seed": r.seed,
+                    "seats": r.seats,
+                    "scores": r.scores,
+                    "status": r.status,
+                    "reason": r.reason,
+                }
+                for i, r in enumerate(outcome.records)
+            ],
+            "faults": faults,
+        }
+        print(json.dumps(report, indent=2))
+    else:
+        if outcome.ended and plan.command is not None:
+            say(f"{plan.name}'s stderr ({plan.log_dir / plan.name}.stderr.log), last lines:")
+            for line in outcome.stderr or ["(nothing)"]:
+                say(f"  {line}")
+        say(result["verdict"])
+    raise typer.Exit(0 if result["passed"] else 1)
+
+
+def _silent(line: str) -> None:
+    return None
