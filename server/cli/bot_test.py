@@ -26,6 +26,7 @@ from server.cli.common import (
     JsonOption,
     SandboxOption,
     clear_errors,
+    errors,
     fail,
     open_store,
     require_sandbox,
@@ -78,11 +79,11 @@ class Plan:
 
 @dataclass
 class Outcome:
-    """What the matches showed: their records, the bot's faults and how its process ended."""
+    """What the test showed: the matches' records and why the bot stopped playing, if it did."""
 
     records: list[MatchRecord] = field(default_factory=list)
-    ended: str = ""  # why the bot could not play (on): "exited with status 1 before connecting"
-    stderr: list[str] = field(default_factory=list)
+    ended: str = ""  # e.g. "exited with status 1 before connecting"
+    stderr: list[str] = field(default_factory=list)  # its last lines when it ended
 
 
 def house_bots(game: str, seats: int) -> dict[str, str]:
@@ -278,12 +279,15 @@ def fault_lines(fault: dict[str, Any]) -> list[str]:
     return lines
 
 
+def tested_faults(plan: Plan, records: list[MatchRecord]) -> list[tuple[int, Fault]]:
+    """The tested bot's faults (not the house bots'), each with its match's index."""
+    return [(i, f) for i, r in enumerate(records) for f in r.faults_of(plan.seat_of(i))]
+
+
 def summary(plan: Plan, outcome: Outcome) -> dict[str, Any]:
     """The verdict and its numbers."""
     records = outcome.records
-    faults = [
-        f for i, r in enumerate(records) for f in r.faults_of(plan.seat_of(i))
-    ]  # the tested bot's only
+    faults = [f for _, f in tested_faults(plan, records)]
     kinds = Counter(f.kind for f in faults)
     voided = [i + 1 for i, r in enumerate(records) if r.status != "finished"]
     own = [r.scores[plan.seat_of(i)] for i, r in enumerate(records)]
@@ -396,13 +400,16 @@ def bot_test(
                 f"seed {plan.seed}, {plan.move_ms} ms a move"
             )
         with clear_errors():
-            outcome = asyncio.run(play_trial(plan, _silent if as_json else say, say))
+            try:
+                outcome = asyncio.run(play_trial(plan, _silent if as_json else say, say))
+            except KeyboardInterrupt:
+                errors.print("interrupted; nothing was stored")
+                raise typer.Exit(130) from None
     result = summary(plan, outcome)
     if as_json:
         faults = [
-            fault_json(i, r, f, plan.move_ms)
-            for i, r in enumerate(outcome.records)
-            for f in r.faults_of(plan.seat_of(i))
+            fault_json(i, outcome.records[i], f, plan.move_ms)
+            for i, f in tested_faults(plan, outcome.records)
         ]
         report = {
             "bot": plan.name,
