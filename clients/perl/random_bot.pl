@@ -4,6 +4,8 @@
 #   python -m cardshark_bot.bridge -- perl clients/perl/random_bot.pl
 # Every line on stdin is one message from the server (protobuf's JSON mapping);
 # every request is answered with one line: {"request_id": N, "action_id": "..."}.
+# At the end the server says {"goodbye": {"reason": "..."}}; the bridge then closes stdin,
+# the loop below ends, and the bot exits 0.
 use strict;
 use warnings;
 use JSON::PP;

@@ -134,12 +134,22 @@ bool BotClient::serve_once() {
         welcomed = true;
         welcome_ = message.welcome();
       }
+      if (message.kind_case() == v1::RefereeMessage::kGoodbye) {
+        goodbye_ = message.goodbye();
+        said_goodbye_ = true;
+      }
       if (options_.on_event) options_.on_event(message);
+      if (said_goodbye_) {
+        // the last message: nothing more to play; do not wait for the server to end the stream
+        context.TryCancel();
+        break;
+      }
     }
   }
   stream->WritesDone();
   grpc::Status status = stream->Finish();
   auto code = status.error_code();
+  if (said_goodbye_) return welcomed;
   if (code == grpc::StatusCode::UNAUTHENTICATED ||
       code == grpc::StatusCode::FAILED_PRECONDITION) {
     throw BotRefused(status.error_message());
@@ -161,6 +171,7 @@ void BotClient::run() {
       lost = false;
       delay_ms = 50;
     }
+    if (said_goodbye_) return;
     auto now = Clock::now();
     if (!lost) {
       lost = true;
@@ -174,6 +185,14 @@ void BotClient::run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     delay_ms = std::min(delay_ms * 2, 1000);
   }
+}
+
+std::string goodbye_line(const std::string& reason) {
+  std::string said;
+  std::istringstream words(reason);
+  for (std::string word; words >> word;) said += (said.empty() ? "" : " ") + word;
+  if (said.empty()) said = "the server said goodbye";
+  return "cardshark: " + said + "; nothing more to play";
 }
 
 int run_bot(Decide decide, int argc, char** argv, const std::string& name,
@@ -208,6 +227,7 @@ int run_bot(Decide decide, int argc, char** argv, const std::string& name,
     std::cerr << "refused by " << options.server << ": " << err.what() << std::endl;
     return 2;
   }
+  if (client.said_goodbye()) std::cerr << goodbye_line(client.goodbye().reason()) << std::endl;
   return 0;
 }
 

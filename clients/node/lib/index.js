@@ -9,6 +9,10 @@
 // The server is HOST:PORT or unix:/PATH. With a CA (option tlsCa, --tls-ca, CARDSHARK_TLS_CA)
 // the bot speaks TLS and checks the server's certificate; tlsCert/tlsKey (--tls-cert,
 // --tls-key, CARDSHARK_TLS_CERT, CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
+//
+// A Goodbye from the server (tournament finished, server shutting down) ends the run:
+// client.run() resolves with client.goodbye set, and run() prints one line saying so to stderr,
+// so the bot exits with status 0 instead of reconnecting.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -27,6 +31,12 @@ const LOADER_OPTIONS = {
   arrays: true,
   oneofs: true, // msg.kind names the set member of the oneof `kind`
 };
+
+/** The one line a kit prints when the server says Goodbye. */
+function goodbyeLine(reason) {
+  const said = String(reason || '').trim().split(/\s+/).filter(Boolean).join(' ');
+  return `cardshark: ${said || 'the server said goodbye'}; nothing more to play`;
+}
 
 /** The server refused the bot (bad token or protocol version); retrying will not help. */
 class BotRefused extends Error {
@@ -112,6 +122,7 @@ class BotClient {
     this.protocol = loadProtocol(options.protoDir);
     this.credentials = channelCredentials(options);
     this.welcome = null;
+    this.goodbye = null; // set when the server said it: run() resolves
     this.call = null;
     this.stopped = false;
   }
@@ -128,7 +139,8 @@ class BotClient {
     };
   }
 
-  /** Serve until stop(), or until the server is gone for longer than reconnectMs. */
+  /** Serve until stop(), a Goodbye (then this.goodbye is set), or the server is gone for longer
+   * than reconnectMs. */
   async run() {
     const stub = new this.protocol.Referee(this.server, this.credentials);
     let lostAt = null;
@@ -188,7 +200,12 @@ class BotClient {
           welcomed = true;
           this.welcome = msg.welcome;
         }
+        if (msg.kind === 'goodbye') {
+          this.goodbye = msg.goodbye;
+          this.stopped = true; // the last message: nothing more to play, no reconnecting
+        }
         if (this.onEvent) this.onEvent(msg);
+        if (msg.kind === 'goodbye') call.cancel();
       });
       call.on('error', (err) => finish(err)); // carries code and details
       call.on('status', (status) => finish(status));
@@ -241,7 +258,10 @@ function parseArgs(argv = process.argv.slice(2), env = process.env) {
   return config;
 }
 
-/** Run a bot from the command line until the server goes away; exits 2 if refused. */
+/**
+ * Run a bot from the command line until the server says Goodbye (one line on stderr, exit 0) or
+ * goes away; exits 2 if refused.
+ */
 async function run(decide, options = {}) {
   let config;
   try {
@@ -264,15 +284,20 @@ async function run(decide, options = {}) {
     console.error(`cannot start the bot: ${err.message}`);
     process.exit(2);
   }
-  process.once('SIGTERM', () => client.stop());
-  process.once('SIGINT', () => client.stop());
+  const stop = () => client.stop();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   try {
     await client.run();
   } catch (err) {
     if (!(err instanceof BotRefused)) throw err;
     console.error(`refused by ${config.server}: ${err.message}`);
     process.exit(2);
+  } finally {
+    process.removeListener('SIGTERM', stop);
+    process.removeListener('SIGINT', stop);
   }
+  if (client.goodbye) console.error(goodbyeLine(client.goodbye.reason));
 }
 
 module.exports = {
@@ -280,6 +305,7 @@ module.exports = {
   BotRefused,
   DEFAULT_SERVER,
   channelCredentials,
+  goodbyeLine,
   PROTOCOL_VERSION,
   loadProtocol,
   parseArgs,

@@ -10,6 +10,7 @@ const {
   loadProtocol,
   parseArgs,
   channelCredentials,
+  goodbyeLine,
   protoFiles,
 } = require('../lib');
 
@@ -224,4 +225,31 @@ test('gives up when the server is gone longer than reconnectMs', async () => {
   await client.run();
   const took = Date.now() - started;
   assert.ok(took >= 300 && took < 5000, `took ${took} ms`);
+});
+
+test('a Goodbye ends run() at once: no reconnect, the reason kept', async () => {
+  let streams = 0;
+  const fake = await fakeServer(async (call, n) => {
+    streams = n;
+    await nextMessage(call);
+    call.write(WELCOME);
+    call.write({ goodbye: { reason: 'tournament finished' } });
+    // the stream is left open: the kit must not wait for the server to end it
+  });
+  const events = [];
+  const client = new BotClient(() => '', {
+    server: fake.address,
+    token: 't',
+    onEvent: (m) => events.push(m.kind),
+  });
+  const started = Date.now();
+  await client.run();
+  const took = Date.now() - started;
+  fake.stop();
+  assert.deepEqual(events, ['welcome', 'goodbye']);
+  assert.equal(client.goodbye.reason, 'tournament finished');
+  assert.equal(streams, 1);
+  assert.ok(took < 5000, `took ${took} ms`);
+  assert.equal(goodbyeLine('tournament finished'), 'cardshark: tournament finished; nothing more to play');
+  assert.equal(goodbyeLine(''), 'cardshark: the server said goodbye; nothing more to play');
 });

@@ -18,6 +18,11 @@ server charges ``malformed``); a Decision for a request that is not open is forw
 (the server judges it). A slow bot is cut off by the server (``timeout``). When the bot exits,
 the bridge exits too, with a one-line message and a non-zero code; the dropped stream costs
 the bot its seat after the grace period (``disconnected``).
+
+When the server says Goodbye (``{"goodbye": {"reason": "tournament finished"}}``, the last
+line the bot reads), the bridge closes the bot's stdin, prints one line saying so, and exits
+with code 0 once the bot has exited (a bot still running 2 s after its stdin closed is sent
+SIGTERM).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from cardshark_bot.client import (
     Pem,
     add_tls_arguments,
     channel_credentials,
+    goodbye_line,
     tls_error,
 )
 
@@ -229,6 +235,10 @@ async def bridge(
     stopped = asyncio.create_task(stop.wait())
     try:
         await asyncio.wait({serving, exited, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        if client.goodbye is not None and not stop.is_set():
+            # the bot was told first; it may have exited on it already (that is no failure)
+            print(goodbye_line(client.goodbye.reason), file=sys.stderr, flush=True)
+            return 0
         if exited.done() and not stopped.done():
             # let its last lines through; a SIGTERM to the whole group may be on its way too
             with contextlib.suppress(TimeoutError):

@@ -1,5 +1,9 @@
 """Connect, say hello, answer requests concurrently, and reconnect after a lost stream.
 
+A Goodbye from the server (the tournament finished, the server is shutting down) ends the
+run: `BotClient.run` returns with `goodbye` set, and `run` prints one line saying so to
+stderr and returns, so the bot exits with status 0 instead of reconnecting.
+
 The server address is HOST:PORT, or unix:/PATH for a Unix domain socket. With a CA
 (`tls_ca`, `--tls-ca`, CARDSHARK_TLS_CA) the bot speaks TLS and checks the server's
 certificate against it; for mutual TLS it also presents `tls_cert`/`tls_key`.
@@ -30,6 +34,12 @@ Answer = str | pb.Decision  # an action id, or a whole Decision sent as given
 Decide = Callable[[pb.DecisionRequest], "Answer | Awaitable[Answer]"]
 EventHandler = Callable[[pb.RefereeMessage], None]
 Pem = bytes | str | os.PathLike[str]  # PEM bytes, or the path of a PEM file
+
+
+def goodbye_line(reason: str) -> str:
+    """The one line a kit prints when the server says Goodbye."""
+    said = " ".join(reason.split()) or "the server said goodbye"
+    return f"cardshark: {said}; nothing more to play"
 
 
 class BotRefused(Exception):
@@ -97,15 +107,19 @@ class BotClient:
         self.on_event = on_event
         self.reconnect_s = reconnect_s
         self.welcome: pb.Welcome | None = None
+        self.goodbye: pb.Goodbye | None = None  # set when the server said it: run() returns
         self._outbox: asyncio.Queue[pb.BotMessage | None] | None = None
 
     async def run(self) -> None:
-        """Serve until the server is gone for longer than reconnect_s (or refuses the bot)."""
+        """Serve until the server says Goodbye (then `goodbye` is set), or is gone for longer
+        than reconnect_s; raises BotRefused if it refuses the bot."""
         lost_at: float | None = None
         delay = 0.05
         while True:
             try:
                 await self._serve_once()
+                if self.goodbye is not None:
+                    return
                 lost_at, delay = None, 0.05
             except grpc.aio.AioRpcError as err:
                 if err.code() in (
@@ -162,8 +176,12 @@ class BotClient:
                             self._send(msg.request, answer, outbox)
                     elif kind == "welcome":
                         self.welcome = msg.welcome
+                    elif kind == "goodbye":
+                        self.goodbye = msg.goodbye
                     if kind != "request" and self.on_event is not None:
                         self.on_event(msg)
+                    if kind == "goodbye":
+                        break  # the last message: nothing more to play, no reconnecting
             finally:
                 if self._outbox is outbox:
                     self._outbox = None
@@ -204,7 +222,11 @@ def run(
     games: Sequence[str] = (),
     on_event: EventHandler | None = None,
 ) -> None:
-    """Run a bot from the command line: --server/--token or CARDSHARK_SERVER/CARDSHARK_TOKEN."""
+    """Run a bot from the command line: --server/--token or CARDSHARK_SERVER/CARDSHARK_TOKEN.
+
+    Returns once the server says Goodbye, after printing one line saying so to stderr (the
+    bot exits 0); exits 2 if the server refuses the bot.
+    """
     parser = argparse.ArgumentParser(description=f"cardshark bot {name}".strip())
     parser.add_argument("--server", default=os.environ.get("CARDSHARK_SERVER", DEFAULT_SERVER))
     parser.add_argument("--token", default=os.environ.get("CARDSHARK_TOKEN", ""))
@@ -233,6 +255,8 @@ def run(
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         pass
+    if client.goodbye is not None:
+        print(goodbye_line(client.goodbye.reason), file=sys.stderr, flush=True)
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:

@@ -11,6 +11,9 @@
 // reconnects with backoff after a lost stream. The messages are the generated ones of
 // proto/cardshark/v1 (cardshark/v1/referee.pb.h): request.knaves(), request.legal_actions()…
 //
+// A Goodbye from the server (tournament finished, server shutting down) ends run(): then
+// said_goodbye() is true, and run_bot prints one line saying so to stderr and returns 0.
+//
 // The server is HOST:PORT or unix:/PATH. With a CA (--tls-ca / CARDSHARK_TLS_CA) the bot
 // speaks TLS and checks the server's certificate against it; --tls-cert/--tls-key
 // (CARDSHARK_TLS_CERT / CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
@@ -34,7 +37,7 @@ constexpr const char* kDefaultServer = "127.0.0.1:50051";
 
 // decide returns the id of one of request.legal_actions().
 using Decide = std::function<std::string(const v1::DecisionRequest& request)>;
-// An event: welcome, match_started, hand_ended, match_ended or fault.
+// An event: welcome, match_started, hand_ended, match_ended, fault or goodbye.
 using EventHandler = std::function<void(const v1::RefereeMessage& event)>;
 
 struct Options {
@@ -69,7 +72,8 @@ class BotClient {
  public:
   BotClient(Decide decide, Options options);
 
-  // Serve until the server is gone for longer than reconnect_ms; throws BotRefused.
+  // Serve until the server says Goodbye, or is gone for longer than reconnect_ms;
+  // throws BotRefused.
   void run();
 
   // The Hello sent first on every stream.
@@ -77,6 +81,10 @@ class BotClient {
 
   // The Welcome of the last accepted stream.
   const v1::Welcome& welcome() const { return welcome_; }
+
+  // True once the server said Goodbye (its reason in goodbye()): nothing more to play.
+  bool said_goodbye() const { return said_goodbye_; }
+  const v1::Goodbye& goodbye() const { return goodbye_; }
 
  private:
   bool serve_once();  // true once the stream was welcomed
@@ -86,10 +94,15 @@ class BotClient {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Referee::Stub> stub_;
   v1::Welcome welcome_;
+  v1::Goodbye goodbye_;
+  bool said_goodbye_ = false;
 };
 
+// The one line a kit prints when the server says Goodbye.
+std::string goodbye_line(const std::string& reason);
+
 // main() in one call: options from argv and the environment, run, and an exit code
-// (0 when the server went away, 2 when refused or misconfigured).
+// (0 after a Goodbye or when the server went away, 2 when refused or misconfigured).
 int run_bot(Decide decide, int argc, char** argv, const std::string& name = "",
             EventHandler on_event = nullptr);
 

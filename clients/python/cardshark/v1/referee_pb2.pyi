@@ -45,20 +45,22 @@ class Decision(_message.Message):
     def __init__(self, request_id: _Optional[int] = ..., action_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class RefereeMessage(_message.Message):
-    __slots__ = ("welcome", "request", "match_started", "hand_ended", "match_ended", "fault")
+    __slots__ = ("welcome", "request", "match_started", "hand_ended", "match_ended", "fault", "goodbye")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     HAND_ENDED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
+    GOODBYE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     request: DecisionRequest
     match_started: MatchStarted
     hand_ended: HandEnded
     match_ended: MatchEnded
     fault: FaultCharged
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., fault: _Optional[_Union[FaultCharged, _Mapping]] = ...) -> None: ...
+    goodbye: Goodbye
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., fault: _Optional[_Union[FaultCharged, _Mapping]] = ..., goodbye: _Optional[_Union[Goodbye, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("bot_name", "protocol_version", "server_version")
@@ -195,3 +197,9 @@ class FaultCharged(_message.Message):
     faults: int
     forfeited: bool
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., kind: _Optional[str] = ..., detail: _Optional[str] = ..., request_id: _Optional[int] = ..., fallback_action_id: _Optional[str] = ..., faults: _Optional[int] = ..., forfeited: _Optional[bool] = ...) -> None: ...
+
+class Goodbye(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
