@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 import shutil
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,12 @@ from server.referee import MatchRunner
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.service import Authenticator
 from server.tls import TlsConfig
+
+# The reasons of the Goodbye that tells a bot it has nothing more to play.
+TOURNAMENT_FINISHED = "tournament finished"
+TOURNAMENT_STOPPED = "tournament stopped"  # cancelled, or stopped by an error
+SERVER_SHUTTING_DOWN = "server shutting down"
+GOODBYE_EXIT_S = 2.0  # a managed bot told Goodbye has this long to exit before its SIGTERM
 
 
 class Arena:
@@ -50,7 +56,11 @@ class Arena:
         self.port = port
         self.tokens: dict[str, BotIdentity] = {}
         self.managed: list[ManagedBot] = []
+        self._bot_ids: dict[ManagedBot, str] = {}  # whose stream each managed bot speaks on
+        self._held: Counter[str] = Counter()  # remote bots that running tournaments need
         self._watchers: set[asyncio.Task[None]] = set()
+        # Told of every managed bot whose process ends before the server stopped it.
+        self.exit_listeners: list[Callable[[ManagedBot], None]] = []
         self.running: RunningServer | None = None
 
     async def __aenter__(self) -> Arena:
@@ -128,23 +138,34 @@ class Arena:
         # Managed bots are local: the Unix socket, never TLS they hold no CA for.
         await bot.start(self.running.unix_address or self.address, token)
         self.managed.append(bot)
+        self._bot_ids[bot] = self.identity(token).bot_id
         cgroups = bot.confinement.cgroups if bot.confinement is not None else None
         meter = cgroups.cpu_meter() if cgroups is not None else None
         if meter is not None:
             # Registered before the bot can connect: its stream is timed by its CPU.
             self.running.hub.meters[self.identity(token).bot_id] = meter
+        self.running.hub.gone.pop(self.identity(token).bot_id, None)
         self._watchers.add(asyncio.create_task(self._revoke_on_exit(bot, token)))
         return bot
 
     async def _revoke_on_exit(self, bot: ManagedBot, token: str) -> None:
         assert bot.process is not None
-        with contextlib.suppress(asyncio.CancelledError):
+        try:
             await bot.process.wait()
+        except asyncio.CancelledError:
+            return
         identity = self.tokens.pop(token, None)
         if identity is not None and self.running is not None:
             meter = self.running.hub.meters.pop(identity.bot_id, None)
             if isinstance(meter, CgroupCpuMeter):
                 meter.close()
+            if not bot.stopping:
+                self.running.hub.mark_gone(
+                    identity.bot_id, f"is not running: it {bot.exit_description()}"
+                )
+                await bot.drained()
+                for listener in self.exit_listeners:
+                    listener(bot)
 
     async def play(
         self,
@@ -172,13 +193,62 @@ class Arena:
         """The bot registered with token."""
         return self.tokens[token]
 
-    async def stop_bots(self, bots: Sequence[ManagedBot]) -> None:
-        """Stop some managed bots (e.g. a finished tournament's) and forget them."""
+    async def stop_bots(
+        self, bots: Sequence[ManagedBot], reason: str = TOURNAMENT_FINISHED
+    ) -> None:
+        """Stop some managed bots (e.g. a finished tournament's) and forget them: each is told
+        Goodbye and gets GOODBYE_EXIT_S to exit by itself; then the rest get SIGTERM."""
+        await self._goodbye(bots, [self._bot_ids[b] for b in bots if b in self._bot_ids], reason)
         await asyncio.gather(*(bot.stop() for bot in bots), return_exceptions=True)
         self.managed = [b for b in self.managed if b not in bots]
+        for bot in bots:
+            self._bot_ids.pop(bot, None)
+
+    def hold(self, bot_ids: Iterable[str]) -> None:
+        """Note that a running tournament needs these remote bots, until it releases them."""
+        self._held.update(dict.fromkeys(bot_ids, 1))
+
+    async def release(self, bot_ids: Iterable[str], reason: str) -> list[str]:
+        """A tournament is done with these remote bots: those no other running tournament
+        holds are told Goodbye on their live streams. Returns the ids of the bots told."""
+        free = []
+        for bot_id in dict.fromkeys(bot_ids):
+            self._held[bot_id] -= 1
+            if self._held[bot_id] <= 0:
+                del self._held[bot_id]
+                free.append(bot_id)
+        if self.running is None or not free:
+            return []
+        return await self.running.hub.farewell(free, reason)
+
+    async def _goodbye(
+        self, bots: Sequence[ManagedBot], bot_ids: Sequence[str], reason: str
+    ) -> None:
+        """Goodbye to bot_ids on their live streams; then wait, at most GOODBYE_EXIT_S, for
+        the processes of those of bots that were told to exit."""
+        if self.running is None:
+            return
+        for bot in bots:
+            bot.stopping = True  # the server ends it: its exit is no fault of the bot
+        told = set(await self.running.hub.farewell(bot_ids, reason))
+        exits = [
+            asyncio.ensure_future(bot.process.wait())
+            for bot in bots
+            if bot.process is not None
+            and bot.process.returncode is None
+            and self._bot_ids.get(bot) in told
+        ]
+        if exits:
+            _, late = await asyncio.wait(exits, timeout=GOODBYE_EXIT_S)
+            for waiter in late:
+                waiter.cancel()
 
     async def close(self) -> None:
-        """Stop every managed bot, then the server."""
+        """Stop every managed bot, then the server. Every connected bot is told Goodbye
+        first (server shutting down); managed bots get GOODBYE_EXIT_S to exit by themselves."""
+        if self.running is not None:
+            connected = [identity.bot_id for identity in self.running.hub.connected()]
+            await self._goodbye(self.managed, connected, SERVER_SHUTTING_DOWN)
         await asyncio.gather(*(bot.stop() for bot in self.managed), return_exceptions=True)
         if self.running is not None:
             await self.running.stop(0.5)

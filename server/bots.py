@@ -58,6 +58,7 @@ class ManagedBot:
         self.process: asyncio.subprocess.Process | None = None
         self.confinement: Confinement | None = None
         self._drain: asyncio.Task[None] | None = None
+        self.stopping = False  # the server asked it to stop: its exit is no fault of the bot
 
     @property
     def pid(self) -> int | None:
@@ -107,6 +108,43 @@ class ManagedBot:
                         log.write(b"\n[cardshark: log capped here]\n")
                     log.flush()
 
+    @property
+    def exited(self) -> bool:
+        """True once the process has ended."""
+        return self.process is not None and self.process.returncode is not None
+
+    def exit_description(self) -> str:
+        """How the process ended, in words ("exited with status 1", "was killed by SIGKILL")."""
+        code = self.process.returncode if self.process is not None else None
+        if code is None:
+            return "is running"
+        if code < 0:
+            try:
+                return f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                return f"was killed by signal {-code}"
+        return f"exited with status {code}"
+
+    async def drained(self, timeout: float = 1.0) -> None:
+        """Wait (bounded) until everything it wrote to stderr is in its log."""
+        if self._drain is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._drain), timeout)
+
+    def stderr_tail(self, lines: int = 5, width: int = 200) -> list[str]:
+        """The last lines of its log, each cut to width characters (a bot chooses them)."""
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - 8192))
+                text = log.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
+        # A bot writes these bytes and the organizer's terminal shows them: no escapes.
+        shown = ["".join(c if c.isprintable() else "\ufffd" for c in line) for line in kept]
+        return [line if len(line) <= width else line[: width - 1] + "…" for line in shown]
+
     def running(self) -> bool:
         """True while the process has not exited."""
         return self.process is not None and self.process.returncode is None
@@ -116,6 +154,7 @@ class ManagedBot:
         proc = self.process
         if proc is None:
             return None
+        self.stopping = True
         if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
@@ -128,9 +167,7 @@ class ManagedBot:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # stragglers the bot itself started
         self._release()
-        if self._drain is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._drain, 1.0)
+        await self.drained()
         return proc.returncode
 
     def _release(self) -> None:

@@ -9,7 +9,7 @@ import logging
 import math
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -106,6 +106,7 @@ class BotSession:
     meter: CpuMeter | None = None  # a managed bot's CPU time, when its cgroup gives it
     received: int = 0  # messages the bot sent
     answered: int = 0  # of them, valid answers to its own open requests
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # set once detached
 
     def send(self, msg: Outgoing) -> None:
         """Queue a message for the bot (dropped once the stream is closed)."""
@@ -135,6 +136,9 @@ class BotHub:
         self._issued: OrderedDict[int, str] = OrderedDict()
         self._ids = itertools.count(1)
         self.disconnected_at: dict[str, float] = {}
+        # Managed bots whose process has exited, with why: they cannot connect any more, so
+        # a match waiting for one charges its no-show at once instead of after the timeout.
+        self.gone: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         # Deadlines of armed requests, earliest first, served by one timer: a TimerHandle per
         # request would cost a Python-compared heap push and a cancel on every decision.
@@ -183,6 +187,7 @@ class BotHub:
         self._sessions[bot_id] = session
         session.meter = self.meters.get(bot_id)
         self.disconnected_at.pop(bot_id, None)
+        self.gone.pop(bot_id, None)
         self._event(bot_id).set()
         return True
 
@@ -195,6 +200,7 @@ class BotHub:
             self._event(bot_id).clear()
         for req in list(session.pending.values()):
             req.resolve(Reply("disconnected"))
+        session.ended.set()
 
     def live(self, bot_id: str) -> BotSession | None:
         """The bot's connected session, if any."""
@@ -204,12 +210,40 @@ class BotHub:
         """Every bot connected now."""
         return [s.identity for s in self._sessions.values()]
 
+    async def farewell(
+        self, bot_ids: Iterable[str], reason: str, timeout: float = 1.0
+    ) -> list[str]:
+        """Tell each of these bots on its live stream that it has nothing more to play (a
+        Goodbye with reason), end the stream (status OK), and wait up to timeout seconds for
+        the streams to close. Returns the ids of the bots told; unconnected ones are skipped."""
+        goodbye = pb.RefereeMessage(goodbye=pb.Goodbye(reason=reason))
+        told: list[BotSession] = []
+        for bot_id in dict.fromkeys(bot_ids):
+            session = self._sessions.get(bot_id)
+            if session is None or session.closed:
+                continue
+            session.send(goodbye)
+            session.close()
+            told.append(session)
+        waits = [asyncio.ensure_future(s.ended.wait()) for s in told if not s.ended.is_set()]
+        if waits:
+            _, late = await asyncio.wait(waits, timeout=timeout)
+            for waiter in late:
+                waiter.cancel()
+        return [s.identity.bot_id for s in told]
+
+    def mark_gone(self, bot_id: str, why: str) -> None:
+        """A managed bot's process exited: wake whoever waits for it to connect."""
+        self.gone[bot_id] = why
+        self._event(bot_id).set()
+
     async def wait_for(self, bot_id: str, timeout: float) -> BotSession | None:
-        """The bot's session once it connects, or None after timeout seconds."""
+        """The bot's session once it connects, or None after timeout seconds (at once when
+        its process is gone)."""
         deadline = time.monotonic() + timeout
         while (session := self._sessions.get(bot_id)) is None:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or bot_id in self.gone:
                 return None
             try:
                 await asyncio.wait_for(self._event(bot_id).wait(), left)

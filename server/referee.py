@@ -119,8 +119,12 @@ class MatchRunner:
         sessions = await asyncio.gather(*waits)
         for seat, session in enumerate(sessions):
             if session is None:
-                detail = f"bot {self.bots[seat].name!r} did not connect within "
-                self.charge(seat, "no_show", detail + f"{self.clock.no_show_s:g} s", 0, "")
+                bot = self.bots[seat]
+                gone = self.hub.gone.get(bot.bot_id)
+                detail = f"bot {bot.name!r} " + (
+                    gone or f"did not connect within {self.clock.no_show_s:g} s"
+                )
+                self.charge(seat, "no_show", detail, 0, "")
                 self._forfeit(seat)
         names = [b.name for b in self.bots]
         for seat, bot in enumerate(self.bots):

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.arena import Arena
+from server.arena import TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
+from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.load import AdaptiveLimit, StormWatch
+from server.preflight import BotsDidNotStart, BotToStart, start_managed
 from server.records import ClockSettings, MatchRecord
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
@@ -37,6 +38,8 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+# A managed bot that stopped running: its name, how it ended, where its log is.
+BotExitCallback = Callable[[str, str, Path | None], None]
 
 
 def identity_for(bot_id: int, name: str) -> BotIdentity:
@@ -70,6 +73,8 @@ async def run_tournament(
     tls: TlsConfig | None = None,
     sandbox: SandboxPolicy = NO_SANDBOX,
     cpu_clocks: bool = True,
+    allow_absent: bool = False,
+    on_bot_exit: BotExitCallback | None = None,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -78,9 +83,15 @@ async def run_tournament(
     at most the matches in flight, and those are played again on resume. Without an arena,
     a server is started on `port` (TLS with `tls`) for the tournament's length, its managed
     bots confined by `sandbox`.
+
+    Every managed bot is started and must say Hello before the first match: one that
+    cannot stops the run (BotsDidNotStart) with nothing played, unless allow_absent, when
+    it forfeits its matches at once. A bot whose process ends mid-run is reported to
+    on_bot_exit once, and is a no-show at once in its remaining matches.
     """
+    run = Run(concurrency, log_dir, on_progress, clock, allow_absent, on_bot_exit)
     if arena is not None:
-        return await _run(store, tournament_id, arena, concurrency, log_dir, on_progress, clock)
+        return await _run(store, tournament_id, arena, run)
     own = Arena(
         log_dir,
         host,
@@ -91,18 +102,22 @@ async def run_tournament(
         cpu_clocks=cpu_clocks,
     )
     async with own:
-        return await _run(store, tournament_id, own, concurrency, log_dir, on_progress, clock)
+        return await _run(store, tournament_id, own, run)
 
 
-async def _run(
-    store: Store,
-    tournament_id: int,
-    arena: Arena,
-    concurrency: int,
-    log_dir: Path | str,
-    on_progress: ProgressCallback | None,
-    clock: ClockSettings | None,
-) -> int:
+@dataclass(frozen=True)
+class Run:
+    """How the runner plays: the caller's choices for one run."""
+
+    concurrency: int
+    log_dir: Path | str
+    on_progress: ProgressCallback | None
+    clock: ClockSettings | None
+    allow_absent: bool
+    on_bot_exit: BotExitCallback | None
+
+
+async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
     entrants = await asyncio.to_thread(store.tournament_entrants, tournament_id)
     pending = await asyncio.to_thread(store.pending_matches, tournament_id)
@@ -110,14 +125,14 @@ async def _run(
     total, already = status.scheduled, status.finished
     if not pending:
         return 0
-    settings = clock or ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
+    settings = run.clock or ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
     identities = {b.id: identity_for(b.id, b.name) for b in entrants if b.id is not None}
     committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
         [m.schedule_index for m in pending], lambda finished: _record(store, finished)
     )
-    arena.log_dir = Path(log_dir) / f"tournament-{tournament_id}"
-    spawned = []
-    limit = AdaptiveLimit(concurrency)
+    arena.log_dir = Path(run.log_dir) / f"tournament-{tournament_id}"
+    spawned: list[ManagedBot] = []
+    limit = AdaptiveLimit(run.concurrency)
     storms = StormWatch()
     load_voids = [0]
 
@@ -132,9 +147,9 @@ async def _run(
         )
         finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
         await asyncio.to_thread(committer.finish, match.schedule_index, finished)
-        if on_progress is not None:
+        if run.on_progress is not None:
             done = already + committer.committed
-            on_progress(
+            run.on_progress(
                 Progress(done, total, record, limit.in_flight, limit.limit, load_voids[0])
             )
 
@@ -143,20 +158,43 @@ async def _run(
     lag = arena.running.hub.lag
     follower = asyncio.create_task(limit.follow(lambda: lag.percentile(0.9, clear=True)))
     arena.running.hub.timeout_listeners.append(storms.note)
+    mine: set[str] = set()
+
+    def exited(bot: ManagedBot) -> None:
+        if bot.name in mine and run.on_bot_exit is not None:
+            run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
+
+    arena.exit_listeners.append(exited)
+    remote = [str(b.id) for b in entrants if not b.command and b.id is not None]
+    arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
+    reason = TOURNAMENT_STOPPED
     try:
-        for bot in entrants:
-            if bot.command and bot.id is not None:
-                token = arena.register(bot.name, secrets.token_urlsafe(24), str(bot.id))
-                spawned.append(await arena.spawn(bot.name, bot.command, token))
+        managed = [
+            BotToStart(b.name, str(b.id), b.command)
+            for b in entrants
+            if b.command and b.id is not None
+        ]
+        preflight = await start_managed(arena, managed, settings.no_show_s)
+        spawned = preflight.started
+        failed = preflight.failures
+        if failed and (not run.allow_absent or any(f.server_fault for f in failed)):
+            raise BotsDidNotStart(tournament_id, failed)
+        for failure in failed:
+            arena.running.hub.mark_gone(failure.bot_id, failure.reason)
+            if run.on_bot_exit is not None:
+                run.on_bot_exit(failure.name, failure.reason, failure.log_path)
+        mine.update(b.name for b in managed)
         tasks = [asyncio.create_task(play(m)) for m in pending]
         await asyncio.gather(*tasks)
+        reason = TOURNAMENT_FINISHED
     finally:
         follower.cancel()
+        arena.exit_listeners.remove(exited)
         if arena.running is not None:
             arena.running.hub.timeout_listeners.remove(storms.note)
         for task in tasks:
             task.cancel()
-        await arena.stop_bots(spawned)
+        await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
     return committer.committed
 
 

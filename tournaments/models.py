@@ -56,6 +56,7 @@ class TournamentStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"
     CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM; resume plays what is left
 
 
 class Bot(SQLModel, table=True):

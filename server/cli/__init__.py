@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+
+# gRPC logs its own copy of errors we report in one line, and reads this as it loads, which
+# the imports below do; GRPC_VERBOSITY=ERROR brings its lines back.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 import sys
 from typing import Any
 
@@ -51,8 +56,6 @@ def bridge(ctx: typer.Context) -> None:
 
 def main() -> None:
     """Entry point of the cardshark command."""
-    # gRPC logs its own copy of errors we report in one line; GRPC_VERBOSITY=ERROR brings it back
-    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
     if sys.argv[1:2] == ["bridge"]:
         from cardshark_bot.bridge import bridge_main
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from games.errors import GameError
 from server.clocks import CLOCK_KINDS
@@ -26,13 +27,18 @@ from tournaments.store import Store
 T = TypeVar("T")
 
 
-console = Console()
+def _console(stderr: bool = False) -> Console:
+    # Redirected to a file or a pipe, output is read by programs and wide viewers: a table is
+    # never cut (or wrapped) at an assumed 80 columns.
+    probe = Console(stderr=stderr)
+    return probe if probe.is_terminal else Console(stderr=stderr, width=1000)
 
 
-errors = Console(stderr=True)
+console = _console()
+errors = _console(stderr=True)
 
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "clients" / "python" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples"
 
 
 DbOption = Annotated[
@@ -61,6 +67,16 @@ ClockOption = Annotated[
         "--clock",
         help="cpu: a sandboxed managed bot is timed by the CPU it used (fair under load); "
         "wall: by wall time less the server's own lag (always so for remote bots).",
+    ),
+]
+
+
+AllowAbsentOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-absent",
+        help="Play on when a managed bot cannot start: it forfeits its matches "
+        "(default: stop before the first match).",
     ),
 ]
 
@@ -101,7 +117,7 @@ TlsClientCaOption = Annotated[
 
 def fail(message: str) -> NoReturn:
     """Print one clear line and exit non-zero."""
-    errors.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    errors.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 

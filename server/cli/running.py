@@ -1,9 +1,15 @@
-"""Playing a stored tournament from the command line, with progress."""
+"""Playing a stored tournament from the command line, with progress, warnings and Ctrl-C."""
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
+import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -13,19 +19,142 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from server.cli.common import (
-    check_clock,
-    console,
-    errors,
-    require_sandbox,
-)
+from server.cli.common import check_clock, console, errors, require_sandbox
 from server.load import concurrency_warning, fitting_concurrency
-from server.sandbox import (
-    NO_SANDBOX,
-    SandboxPolicy,
-)
+from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
+from tournaments.models import TournamentStatus
 from tournaments.store import Store
+
+if TYPE_CHECKING:
+    from server.tournament_runner import Progress as RunProgress
+
+PLAIN_UPDATES = 20  # progress lines a run prints when stderr is not a terminal
+
+
+class Reporter(Protocol):
+    """Where a run's progress goes: a live bar on a terminal, plain lines elsewhere."""
+
+    def update(self, progress: RunProgress) -> None:
+        """A match was committed."""
+
+    def close(self) -> None:
+        """The run ended, however it ended."""
+
+
+class RunFigures:
+    """The figures a progress report shows: done, rate, matches at once."""
+
+    def __init__(self, tournament_id: int, finished: int, scheduled: int, concurrency: int):
+        self.tournament_id = tournament_id
+        self.done = self.finished_before = finished
+        self.scheduled = scheduled
+        self.concurrency = concurrency
+        self.started = time.monotonic()
+        self.flight = f"at once ≤{concurrency}"
+        self.load_voids = 0
+
+    def update(self, p: RunProgress) -> None:
+        """Take a progress event's figures."""
+        self.done = p.done
+        self.load_voids = p.load_voids
+        # The limit shows when the runner lowers it under load.
+        self.flight = f"at once {p.in_flight}/{p.limit}" + (
+            f" (of {self.concurrency})" if p.limit < self.concurrency else ""
+        )
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since this run began."""
+        return time.monotonic() - self.started
+
+    @property
+    def rate(self) -> str:
+        """Matches per second in this run, or "" before the first."""
+        here = self.done - self.finished_before
+        return f"{here / self.elapsed:.2f}/s" if here > 0 and self.elapsed > 0 else ""
+
+
+class BarReporter:
+    """A rich progress bar on a terminal."""
+
+    def __init__(self, figures: RunFigures) -> None:
+        self.figures = figures
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("matches"),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[flight]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+        )
+        self.bar = Progress(*columns, console=console, transient=False)
+        self.task = self.bar.add_task(
+            f"tournament {figures.tournament_id}",
+            total=figures.scheduled,
+            completed=figures.done,
+            rate="",
+            flight=figures.flight,
+        )
+        self.bar.start()
+
+    def update(self, progress: RunProgress) -> None:
+        """Move the bar."""
+        self.figures.update(progress)
+        f = self.figures
+        self.bar.update(self.task, completed=f.done, rate=f.rate, flight=f.flight)
+
+    def close(self) -> None:
+        """Leave the bar's last state on screen."""
+        self.bar.stop()
+
+
+class LineReporter:
+    """Plain progress lines on stderr, for logs and pipes: every few matches and at the end."""
+
+    def __init__(self, figures: RunFigures) -> None:
+        self.figures = figures
+        self.step = max(1, figures.scheduled // PLAIN_UPDATES)
+        self.printed = figures.done
+
+    def line(self) -> str:
+        """The progress as one line."""
+        f = self.figures
+        rate = f", {f.rate}" if f.rate else ""
+        return (
+            f"tournament {f.tournament_id}: {f.done}/{f.scheduled} matches{rate}, "
+            f"{f.flight}, {f.elapsed:.1f} s"
+        )
+
+    def update(self, progress: RunProgress) -> None:
+        """Print a line when another step of matches is done."""
+        self.figures.update(progress)
+        if (
+            self.figures.done - self.printed >= self.step
+            or self.figures.done == self.figures.scheduled
+        ):
+            self.printed = self.figures.done
+            errors.print(self.line(), highlight=False, soft_wrap=True, markup=False)
+
+    def close(self) -> None:
+        """The last line, unless it was just printed."""
+        if self.printed != self.figures.done:
+            self.printed = self.figures.done
+            errors.print(self.line(), highlight=False, soft_wrap=True, markup=False)
+
+
+def warn(text: str) -> None:
+    """One yellow warning line on stderr; text is shown as written (bots choose parts of it)."""
+    errors.print(f"[bold yellow]warning:[/] {escape(text)}", highlight=False, soft_wrap=True)
+
+
+def bot_stopped(name: str, how: str, log: Path | None) -> None:
+    """Tell the organizer, once, that a managed bot is not playing any more."""
+    where = f"; log: {log}" if log is not None else ""
+    warn(f"bot {name!r} is not playing: {how}; a no-show in its remaining matches{where}")
 
 
 def run_with_progress(
@@ -37,82 +166,88 @@ def run_with_progress(
     tls: TlsConfig | None = None,
     sandbox: SandboxPolicy = NO_SANDBOX,
     clock: str = "cpu",
+    allow_absent: bool = False,
 ) -> None:
-    """Play a tournament's unfinished matches with a live progress bar."""
+    """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
+    (marked interrupted, resumable) without a traceback."""
     check_clock(clock)
-    from server.tournament_runner import Progress as RunProgress
     from server.tournament_runner import run_tournament
 
     status = store.tournament_status(tournament_id)
+    if status.tournament.status == TournamentStatus.INTERRUPTED.value:
+        store.set_tournament_status(tournament_id, TournamentStatus.RUNNING)
     pending = store.pending_matches(tournament_id)
     seats = len(pending[0].seats) if pending else 0
     concurrency = concurrency or fitting_concurrency()
     if (warning := concurrency_warning(concurrency, seats)) is not None:
         errors.print(f"[bold yellow]{warning}[/]", highlight=False, soft_wrap=True)
-    if any(b.command for b in store.tournament_entrants(tournament_id)):
+    entrants = store.tournament_entrants(tournament_id)
+    if any(b.command for b in entrants):
         require_sandbox(sandbox)
-    remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
+    remote = [b.name for b in entrants if not b.command]
     if remote:
         port = port or 50051  # remote bots need an address they can know in advance
         console.print(
             f"remote bots {', '.join(remote)}: start them with --server {host}:{port} "
             + ("--tls-ca CA " if tls else "")
-            + "and their tokens (no-show after 10 s)"
+            + "and their tokens (no-show after 10 s)",
+            highlight=False,
         )
-    columns = (
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("matches"),
-        TextColumn("{task.fields[rate]}"),
-        TextColumn("{task.fields[flight]}"),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(
-            f"tournament {tournament_id}",
-            total=status.scheduled,
-            completed=status.finished,
-            rate="",
-            flight=f"at once ≤{concurrency}",
+    figures = RunFigures(tournament_id, status.finished, status.scheduled, concurrency)
+    reporter: Reporter = BarReporter(figures) if console.is_terminal else LineReporter(figures)
+    stopped_by: list[str] = []
+
+    async def play() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def terminate() -> None:
+            stopped_by.append("SIGTERM")
+            task.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        await run_tournament(
+            store,
+            tournament_id,
+            concurrency=concurrency,
+            port=port,
+            host=host,
+            on_progress=reporter.update,
+            tls=tls,
+            sandbox=sandbox,
+            cpu_clocks=clock == "cpu",
+            allow_absent=allow_absent,
+            on_bot_exit=bot_stopped,
         )
-        started = None
-        voided_for_load = 0
 
-        def update(p: RunProgress) -> None:
-            nonlocal started, voided_for_load
-            import time
-
-            now = time.monotonic()
-            started = started or now
-            done_here = max(1, p.done - status.finished)
-            rate = done_here / max(now - started, 1e-6) if now > started else 0.0
-            # The limit shows when the runner lowers it under load.
-            flight = f"at once {p.in_flight}/{p.limit}" + (
-                f" (of {concurrency})" if p.limit < concurrency else ""
-            )
-            voided_for_load = p.load_voids
-            bar.update(task, completed=p.done, rate=f"{rate:.2f}/s" if rate else "", flight=flight)
-
-        asyncio.run(
-            run_tournament(
-                store,
-                tournament_id,
-                concurrency=concurrency,
-                port=port,
-                host=host,
-                on_progress=update,
-                tls=tls,
-                sandbox=sandbox,
-                cpu_clocks=clock == "cpu",
-            )
-        )
-    if voided_for_load:
+    try:
+        asyncio.run(play())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        reporter.close()
+        interrupted(store, tournament_id, stopped_by[0] if stopped_by else "Ctrl-C")
+    finally:
+        reporter.close()
+    if figures.load_voids:
         errors.print(
-            f"[bold yellow]{voided_for_load} match(es) voided for the server's load "
+            f"[bold yellow]{figures.load_voids} match(es) voided for the server's load "
             "(timeouts of several bots at once) and replayed: never rated[/]",
             highlight=False,
             soft_wrap=True,
         )
+
+
+def interrupted(store: Store, tournament_id: int, how: str) -> None:
+    """Mark the tournament interrupted, say how to resume it, and exit 130 (143 on SIGTERM)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    progress = store.tournament_status(tournament_id)
+    if progress.finished < progress.scheduled:
+        store.set_tournament_status(tournament_id, TournamentStatus.INTERRUPTED)
+    errors.print(
+        f"interrupted by {how}: tournament {tournament_id} has {progress.finished} of "
+        f"{progress.scheduled} matches finished and saved; resume it with:\n"
+        f"  cardshark tournament resume {tournament_id}",
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+    )
+    raise typer.Exit(143 if how == "SIGTERM" else 130)

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from server.cli.common import (
+    AllowAbsentOption,
     BotCpuOption,
     BotMemoryOption,
     BotPidsOption,
@@ -73,6 +74,7 @@ def tournament_run(
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
+    allow_absent: AllowAbsentOption = False,
     db: DbOption = None,
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
@@ -102,7 +104,9 @@ def tournament_run(
         if create_only:
             console.print(f"play it with: cardshark tournament resume {tournament.id}")
             return
-        run_with_progress(store, tournament.id, concurrency, port, host, tls, policy, clock)
+        run_with_progress(
+            store, tournament.id, concurrency, port, host, tls, policy, clock, allow_absent
+        )
         show_rankings(store, tournament.game)
 
 
@@ -122,6 +126,7 @@ def tournament_resume(
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
+    allow_absent: AllowAbsentOption = False,
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings."""
@@ -129,7 +134,9 @@ def tournament_resume(
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
-        run_with_progress(store, tournament_id, concurrency, port, host, tls, policy, clock)
+        run_with_progress(
+            store, tournament_id, concurrency, port, host, tls, policy, clock, allow_absent
+        )
         show_rankings(store, tournament.game)
 
 

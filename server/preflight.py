@@ -1,0 +1,125 @@
+"""Before a tournament's first match: every managed bot started once and heard from."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.arena import Arena
+from server.bots import ManagedBot
+from server.sandbox import SandboxError
+from tournaments.errors import TournamentError
+
+
+@dataclass(frozen=True)
+class BotToStart:
+    """A managed bot as the runner asks for it: name, stored id, command."""
+
+    name: str
+    bot_id: str
+    command: str
+
+
+@dataclass(frozen=True)
+class StartFailure:
+    """Why one managed bot is not playing: what it did, what it wrote, where its log is."""
+
+    name: str
+    bot_id: str
+    reason: str  # e.g. "exited with status 1 before saying Hello"
+    stderr: tuple[str, ...] = ()
+    log_path: Path | None = None
+    server_fault: bool = False  # the server could not start it: never the bot's forfeit
+
+    def message(self) -> str:
+        """The failure in a few lines: the bot and what happened, its stderr's tail, its log."""
+        lines = [f"bot {self.name!r} {self.reason}"]
+        if self.stderr:
+            lines.append("  last lines of its stderr:")
+            lines.extend(f"  | {line}" for line in self.stderr)
+        if self.log_path is not None:
+            lines.append(f"  log: {self.log_path}")
+        return "\n".join(lines)
+
+
+class BotsDidNotStart(TournamentError):
+    """Managed bots failed the preflight: nothing was played or rated."""
+
+    def __init__(self, tournament_id: int, failures: Sequence[StartFailure]) -> None:
+        self.failures = tuple(failures)
+        server = any(f.server_fault for f in failures)
+        advice = (
+            "this is the server's fault, not the bots'"
+            if server
+            else "fix the bot(s) and resume, or play on with their forfeits using --allow-absent"
+        )
+        super().__init__(
+            f"tournament {tournament_id} did not start: nothing was played or rated\n"
+            + "\n".join(f.message() for f in failures)
+            + f"\n{advice}: cardshark tournament resume {tournament_id}"
+        )
+
+
+@dataclass
+class Preflight:
+    """The managed bots started, and those that failed to."""
+
+    started: list[ManagedBot]
+    failures: list[StartFailure]
+    seconds: float
+
+
+async def start_managed(
+    arena: Arena, bots: Sequence[BotToStart], connect_timeout: float
+) -> Preflight:
+    """Start every bot at once; each must connect and say Hello within connect_timeout.
+
+    A bot that exits first fails at once, with its exit status; one still silent at the
+    timeout is stopped. The server's own failures (the sandbox could not be built) are
+    marked as such: they are never charged to the bot.
+    """
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    started: list[ManagedBot] = []
+    failures: list[StartFailure] = []
+    waiting: list[tuple[BotToStart, ManagedBot]] = []
+    for bot in bots:
+        token = arena.register(bot.name, bot_id=bot.bot_id)
+        try:
+            process = await arena.spawn(bot.name, bot.command, token)
+        except (FileNotFoundError, PermissionError) as exc:
+            # Unsandboxed, the bot's own program is exec'd here: a missing file is its fault.
+            failures.append(StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}"))
+            continue
+        except (SandboxError, OSError, ValueError) as exc:
+            reason = f"could not be started by the server: {exc}"
+            failures.append(StartFailure(bot.name, bot.bot_id, reason, server_fault=True))
+            continue
+        started.append(process)
+        waiting.append((bot, process))
+    outcomes = await asyncio.gather(
+        *(_hello_or_failure(arena, bot, process, connect_timeout) for bot, process in waiting)
+    )
+    failures.extend(f for f in outcomes if f is not None)
+    return Preflight(started, failures, loop.time() - began)
+
+
+async def _hello_or_failure(
+    arena: Arena, bot: BotToStart, process: ManagedBot, timeout: float
+) -> StartFailure | None:
+    assert arena.running is not None
+    hub = arena.running.hub
+    if await hub.wait_for(bot.bot_id, timeout) is not None:
+        return None
+    if process.exited:
+        await process.drained()
+        reason = f"{process.exit_description()} before saying Hello"
+    else:
+        reason = f"did not connect in {timeout:g} s"
+        await process.stop()
+        hub.mark_gone(bot.bot_id, f"did not connect in {timeout:g} s at the start")
+    return StartFailure(
+        bot.name, bot.bot_id, reason, tuple(process.stderr_tail()), process.log_path
+    )
