@@ -122,7 +122,13 @@ class Arena:
         self.tokens[token] = BotIdentity(bot_id or name, name)
         return token
 
-    async def spawn(self, name: str, command: str | Sequence[str], token: str) -> ManagedBot:
+    async def spawn(
+        self,
+        name: str,
+        command: str | Sequence[str],
+        token: str,
+        log_dir: Path | None = None,
+    ) -> ManagedBot:
         """Start a managed bot (sandboxed per the arena's policy) that connects with token.
 
         The token is a launch token: it is revoked as soon as the process exits.
@@ -130,7 +136,7 @@ class Arena:
         bot = ManagedBot(
             name,
             command,
-            self.log_dir / f"{name}.stderr.log",
+            (log_dir or self.log_dir) / f"{name}.stderr.log",
             sandbox=self.sandbox,
             socket_path=self.socket_path,
         )

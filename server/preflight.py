@@ -72,7 +72,7 @@ class Preflight:
 
 
 async def start_managed(
-    arena: Arena, bots: Sequence[BotToStart], connect_timeout: float
+    arena: Arena, bots: Sequence[BotToStart], connect_timeout: float, log_dir: Path | None = None
 ) -> Preflight:
     """Start every bot at once; each must connect and say Hello within connect_timeout.
 
@@ -88,7 +88,7 @@ async def start_managed(
     for bot in bots:
         token = arena.register(bot.name, bot_id=bot.bot_id)
         try:
-            process = await arena.spawn(bot.name, bot.command, token)
+            process = await arena.spawn(bot.name, bot.command, token, log_dir)
         except (FileNotFoundError, PermissionError) as exc:
             # Unsandboxed, the bot's own program is exec'd here: a missing file is its fault.
             failures.append(StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}"))

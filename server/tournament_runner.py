@@ -66,7 +66,7 @@ async def run_tournament(
     concurrency: int = 1,
     port: int = 0,
     host: str = "127.0.0.1",
-    log_dir: Path | str = "logs",
+    log_dir: Path | str | None = None,
     on_progress: ProgressCallback | None = None,
     clock: ClockSettings | None = None,
     arena: Arena | None = None,
@@ -93,7 +93,7 @@ async def run_tournament(
     if arena is not None:
         return await _run(store, tournament_id, arena, run)
     own = Arena(
-        log_dir,
+        log_dir or "logs",
         host,
         port,
         database_authenticator(store),
@@ -110,7 +110,7 @@ class Run:
     """How the runner plays: the caller's choices for one run."""
 
     concurrency: int
-    log_dir: Path | str
+    log_dir: Path | str | None  # None: the arena's (serve --log-dir)
     on_progress: ProgressCallback | None
     clock: ClockSettings | None
     allow_absent: bool
@@ -130,7 +130,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
         [m.schedule_index for m in pending], lambda finished: _record(store, finished)
     )
-    arena.log_dir = Path(run.log_dir) / f"tournament-{tournament_id}"
+    logs = Path(run.log_dir or arena.log_dir) / f"tournament-{tournament_id}"
     spawned: list[ManagedBot] = []
     limit = AdaptiveLimit(run.concurrency)
     storms = StormWatch()
@@ -174,7 +174,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
             for b in entrants
             if b.command and b.id is not None
         ]
-        preflight = await start_managed(arena, managed, settings.no_show_s)
+        preflight = await start_managed(arena, managed, settings.no_show_s, logs)
         spawned = preflight.started
         failed = preflight.failures
         if failed and (not run.allow_absent or any(f.server_fault for f in failed)):

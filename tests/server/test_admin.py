@@ -78,7 +78,7 @@ def served(tmp_path: Path) -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def test_admin_runs_a_tournament_with_managed_bots(served: str) -> None:
+def test_admin_runs_a_tournament_with_managed_bots(served: str, tmp_path: Path) -> None:
     with grpc.insecure_channel(served) as channel:
         admin = admin_pb2_grpc.AdminStub(channel)
         names = []
@@ -103,6 +103,9 @@ def test_admin_runs_a_tournament_with_managed_bots(served: str) -> None:
         counts = [u.finished for u in updates]
         assert len(updates) == 7 and counts == sorted(counts)  # one per match, then the last
         assert updates[-1].status == "finished" and updates[-1].finished == 6
+        # serve --log-dir holds the bots' stderr, as for tournaments run from the CLI
+        logs = tmp_path / "logs" / f"tournament-{created.tournament_id}"
+        assert sorted(p.name for p in logs.iterdir()) == [f"b{i}.stderr.log" for i in range(3)]
         rows = admin.GetRankings(pb.GetRankingsRequest(game="knaves"), metadata=AUTH).rows
         assert sorted(r.bot for r in rows) == names and all(r.matches == 6 for r in rows)
         match = admin.GetMatch(pb.GetMatchRequest(match_id=updates[0].last_match_id), metadata=AUTH)
