@@ -51,7 +51,7 @@ def bridge(ctx: typer.Context) -> None:
     """
     from cardshark_bot.bridge import bridge_main
 
-    raise typer.Exit(bridge_main(list(ctx.args)))
+    raise typer.Exit(bridge_main(list(ctx.args), prog="cardshark bridge"))
 
 
 def main() -> None:
@@ -60,7 +60,7 @@ def main() -> None:
         from cardshark_bot.bridge import bridge_main
 
         # argv as typed, "--" included, so the bot's own options never reach click
-        raise SystemExit(bridge_main(sys.argv[2:]))
+        raise SystemExit(bridge_main(sys.argv[2:], prog="cardshark bridge"))
     command()(prog_name="cardshark")
 
 

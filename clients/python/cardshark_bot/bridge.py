@@ -274,10 +274,17 @@ async def bridge(
             await exited
 
 
-def _parser() -> argparse.ArgumentParser:
+PROG = "python -m cardshark_bot.bridge"
+
+
+def _parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m cardshark_bot.bridge",
-        description="Play a bot that speaks JSON lines on stdin/stdout (see the module doc).",
+        prog=prog,
+        description=(
+            "Play a bot that speaks JSON lines: every message from the server goes to its stdin"
+            " as one line of protobuf JSON, and each line it writes to stdout answers a request"
+            ' ({"request_id": 5, "action_id": "play:QH"}). See docs/protocol.md, section 8.'
+        ),
         usage="%(prog)s [--server HOST:PORT] [--token TOKEN] [--name NAME] -- COMMAND [ARG...]",
     )
     parser.add_argument("--server", default=os.environ.get("CARDSHARK_SERVER", DEFAULT_SERVER))
@@ -294,9 +301,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def bridge_main(argv: list[str]) -> int:
-    """The bridge's command line; argv excludes the program name. Returns the exit code."""
-    parser = _parser()
+def bridge_main(argv: list[str], prog: str = PROG) -> int:
+    """The bridge's command line; argv excludes the program name, prog names the program in
+    usage and errors (`cardshark bridge` from the cardshark command). Returns the exit code."""
+    parser = _parser(prog)
     if "--" in argv:
         cut = argv.index("--")
         options, command = argv[:cut], argv[cut + 1 :]
