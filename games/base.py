@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from games.errors import BadOptionError, IllegalActionError
+from games.errors import BadOptionError, IllegalActionError, UnknownOptionError
 
 OptionValue = bool | int | str
 View = dict[str, Any]
@@ -59,11 +59,15 @@ class GameSpec:
         for opt in self.options:
             if opt.name == name:
                 return opt
-        raise BadOptionError(name, "…", "options " + (", ".join(self.option_names()) or "none"))
+        raise UnknownOptionError(self.name, name, "…", self.described_options())
 
     def option_names(self) -> list[str]:
         """Names of every option."""
         return [opt.name for opt in self.options]
+
+    def described_options(self) -> list[str]:
+        """Every option as `name (allowed; default D)`, for messages."""
+        return [f"{o.name} ({o.describe_allowed()}; default {o.default})" for o in self.options]
 
     def defaults(self) -> dict[str, OptionValue]:
         """Every option at its default."""
@@ -74,8 +78,7 @@ class GameSpec:
         resolved = self.defaults()
         for name, value in (options or {}).items():
             if name not in resolved:
-                allowed = ", ".join(self.option_names()) or "none"
-                raise BadOptionError(name, value, f"option names {allowed}")
+                raise UnknownOptionError(self.name, name, value, self.described_options())
             resolved[name] = self.option(name).check(value)
         return resolved
 

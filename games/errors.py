@@ -28,6 +28,18 @@ class BadOptionError(GameError, ValueError):
         super().__init__(f"bad value for option {option!r}: {value!r}; allowed: {allowed}")
 
 
+class UnknownOptionError(BadOptionError):
+    """An option name the game does not have; the message lists the ones it has."""
+
+    def __init__(self, game: str, option: str, value: object, options: list[str]) -> None:
+        described = "; its options: " + ", ".join(options) if options else ": it has no options"
+        super().__init__(option, value, ", ".join(options) or "none")
+        self.args = (f"unknown option {option!r} for {game}{described}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 class IllegalActionError(GameError, ValueError):
     """An action that is not legal now; the state is left unchanged."""
 
