@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import shlex
-import signal
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -34,6 +32,7 @@ from server.cli.common import (
 )
 from server.cli.demo import demo_bots
 from server.hub import BotIdentity
+from server.preflight import BotToStart, start_managed
 from server.records import ClockSettings, Fault, MatchRecord
 from server.request_of_step import request_of_fault
 from server.sandbox import SandboxPolicy
@@ -82,8 +81,9 @@ class Outcome:
     """What the test showed: the matches' records and why the bot stopped playing, if it did."""
 
     records: list[MatchRecord] = field(default_factory=list)
-    ended: str = ""  # e.g. "exited with status 1 before connecting"
+    ended: str = ""  # e.g. "exited with status 1 before saying Hello"
     stderr: list[str] = field(default_factory=list)  # its last lines when it ended
+    error: str = ""  # the server's own failure (a house bot did not start): no verdict
 
 
 def house_bots(game: str, seats: int) -> dict[str, str]:
@@ -95,101 +95,48 @@ def house_bots(game: str, seats: int) -> dict[str, str]:
     }
 
 
-def exit_words(code: int | None) -> str:
-    """How a process ended, in words."""
-    if code is None:
-        return "is still running"
-    if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with status {code}"
-
-
-def stderr_tail(path: Path, lines: int = TAIL_LINES, width: int = 200) -> list[str]:
-    """The last lines of a bot's stderr log, each cut to width (the bot chose them)."""
-    try:
-        with path.open("rb") as log:
-            log.seek(0, os.SEEK_END)
-            log.seek(max(0, log.tell() - 8192))
-            text = log.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    kept = [line.rstrip() for line in text.splitlines() if line.strip()][-lines:]
-    return [line if len(line) <= width else line[: width - 1] + "…" for line in kept]
-
-
 async def play_trial(
     plan: Plan, say: Callable[[str], None], notice: Callable[[str], None]
 ) -> Outcome:
     """Start an arena with the house bots and the tested bot, play the matches, stop; say
     tells how each match went, notice where a remote bot should connect."""
     outcome = Outcome()
-    arena = Arena(
-        plan.log_dir,
-        plan.host,
-        plan.port,
-        plan.authenticate,
-        sandbox=plan.sandbox,
-    )
+    arena = Arena(plan.log_dir, plan.host, plan.port, plan.authenticate, sandbox=plan.sandbox)
     async with arena:
-        house = []
-        for name, command in house_bots(plan.game, plan.seats).items():
-            token = arena.register(name, bot_id=f"house:{name}")
-            await arena.spawn(name, command, token)
-            house.append(arena.identity(token))
-        managed: ManagedBot | None = None
-        exited: asyncio.Task[int] | None = None
+        house = [
+            BotToStart(name, f"house:{name}", command)
+            for name, command in house_bots(plan.game, plan.seats).items()
+        ]
+        tested = []
         if plan.command is not None:
-            token = arena.register(plan.name, bot_id=plan.bot.bot_id)
-            log = plan.log_dir / f"{plan.name}.stderr.log"
-            log.unlink(missing_ok=True)  # the tail shown must be this run's
-            try:
-                managed = await arena.spawn(plan.name, plan.command, token)
-            except OSError as exc:
-                outcome.ended = f"could not be started: {exc.strerror or exc}"
-                return outcome
-            assert managed.process is not None
-            exited = asyncio.create_task(managed.process.wait())
-            wait_s = plan.clock.no_show_s
+            tested = [BotToStart(plan.name, plan.bot.bot_id, plan.command)]
+            # The stderr tail shown must be this run's.
+            (plan.log_dir / f"{plan.name}.stderr.log").unlink(missing_ok=True)
         else:
             notice(
                 f"waiting for {plan.name} to connect to {arena.address} "
                 f"(start it with --server {arena.address} and its token; up to "
                 f"{REMOTE_WAIT_S:g} s)"
             )
-            wait_s = REMOTE_WAIT_S
-        try:
-            if await _connected(arena, plan.bot.bot_id, exited, wait_s):
-                await _play(arena, plan, house, managed, outcome, say)
-            elif _exit_code(managed) is not None:
-                outcome.ended = f"{exit_words(_exit_code(managed))} before connecting"
-            else:
-                outcome.ended = f"did not connect within {wait_s:g} s"
-        finally:
-            if exited is not None:
-                exited.cancel()
-            if managed is not None:
-                await arena.stop_bots([managed])  # its log is complete once it is stopped
-                if outcome.ended:
-                    outcome.stderr = stderr_tail(managed.log_path)
+        # A bot that exits before its Hello fails here at once, not at the no-show timeout.
+        preflight = await start_managed(arena, [*house, *tested], plan.clock.no_show_s)
+        for failure in preflight.failures:
+            if failure.server_fault or failure.name != plan.name:
+                outcome.error = f"the server could not start the house: {failure.message()}"
+                return outcome
+            outcome.ended = failure.reason
+            outcome.stderr = list(failure.stderr)
+            return outcome
+        assert arena.running is not None
+        if plan.command is None and not await arena.running.hub.wait_for(
+            plan.bot.bot_id, REMOTE_WAIT_S
+        ):
+            outcome.ended = f"did not connect within {REMOTE_WAIT_S:g} s"
+            return outcome
+        managed = next((b for b in preflight.started if b.name == plan.name), None)
+        seated = [BotIdentity(b.bot_id, b.name) for b in house]
+        await _play(arena, plan, seated, managed, outcome, say)
     return outcome
-
-
-async def _connected(
-    arena: Arena, bot_id: str, exited: asyncio.Task[int] | None, timeout: float
-) -> bool:
-    """Whether the bot connects within timeout; False at once when its process exits."""
-    assert arena.running is not None
-    waiting = asyncio.create_task(arena.running.hub.wait_for(bot_id, timeout))
-    await asyncio.wait(
-        {waiting} | ({exited} if exited else set()), return_when=asyncio.FIRST_COMPLETED
-    )
-    if not waiting.done():
-        waiting.cancel()
-        return False
-    return waiting.result() is not None
 
 
 async def _play(
@@ -202,10 +149,9 @@ async def _play(
 ) -> None:
     for index in range(plan.matches):
         seat = plan.seat_of(index)
-        bots = [*house[:seat], plan.bot, *house[seat:]]
         record = await arena.play(
             plan.game,
-            bots,
+            [*house[:seat], plan.bot, *house[seat:]],
             seed=plan.seed_of(index),
             clock=plan.clock,
             match_id=f"test-{index + 1}",
@@ -215,16 +161,13 @@ async def _play(
         for fault in record.faults_of(seat):
             for line in fault_lines(fault_json(index, record, fault, plan.move_ms)):
                 say(line)
-        if (code := _exit_code(managed)) is not None:
+        if managed is not None and managed.exited:
             # A bot that crashed mid-match was charged (and forfeited) by the referee; the
-            # next match would only wait out its no-show.
-            outcome.ended = f"{exit_words(code)} in match {index + 1}"
+            # next match would only charge its no-show.
+            await managed.drained()
+            outcome.ended = f"{managed.exit_description()} in match {index + 1}"
+            outcome.stderr = managed.stderr_tail(TAIL_LINES)
             return
-
-
-def _exit_code(bot: ManagedBot | None) -> int | None:
-    # Set before anyone waiting on the process wakes, so it is right whoever wakes first.
-    return bot.process.returncode if bot is not None and bot.process is not None else None
 
 
 def match_line(index: int, seat: int, record: MatchRecord) -> str:
@@ -405,6 +348,8 @@ def bot_test(
             except KeyboardInterrupt:
                 errors.print("interrupted; nothing was stored")
                 raise typer.Exit(130) from None
+    if outcome.error:
+        fail(outcome.error)
     result = summary(plan, outcome)
     if as_json:
         faults = [
