@@ -28,9 +28,13 @@ def parse_url(url: str | URL | None) -> URL:
     """The URL as a SQLAlchemy URL (DEFAULT_URL when None), or DatabaseUrlError."""
     text = DEFAULT_URL if url is None else url
     try:
-        return make_url(text)
+        parsed = make_url(text)
     except (ArgumentError, ValueError) as exc:
         raise DatabaseUrlError(str(text), str(exc)) from exc
+    if parsed.drivername == "postgresql":
+        # SQLAlchemy's default PostgreSQL driver is psycopg2; ours is psycopg (3).
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
 
 
 def safe_url(url: URL) -> str:
@@ -62,7 +66,12 @@ def make_engine(url: str | URL | None = None, *, echo: bool = False) -> Engine:
         kwargs["pool_pre_ping"] = True
     try:
         engine = create_engine(parsed, **kwargs)
-    except (ArgumentError, NoSuchModuleError, ImportError) as exc:
+    except ImportError as exc:
+        if parsed.get_backend_name() == "postgresql":
+            reason = f"PostgreSQL needs psycopg: pip install 'cardshark[postgres]' ({exc})"
+            raise DatabaseUrlError(shown, reason) from exc
+        raise DatabaseUrlError(shown, str(exc)) from exc
+    except (ArgumentError, NoSuchModuleError) as exc:
         raise DatabaseUrlError(shown, str(exc)) from exc
     if sqlite:
         # WAL, synchronous=NORMAL, busy timeout, foreign keys; BEGIN (IMMEDIATE for writers).

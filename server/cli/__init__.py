@@ -15,6 +15,7 @@ import typer
 
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
+from server.cli.common import errors
 from server.cli.demo import demo
 from server.cli.games import games_command
 from server.cli.matches import match_app
@@ -61,7 +62,23 @@ def main() -> None:
 
         # argv as typed, "--" included, so the bot's own options never reach click
         raise SystemExit(bridge_main(sys.argv[2:], prog="cardshark bridge"))
-    command()(prog_name="cardshark")
+    try:
+        status = command().main(prog_name="cardshark", standalone_mode=False)
+    except typer.TyperException as exc:  # click's usage errors: a bad option, a bad value
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a bare command group: its help
+            print(exc.format_message())
+            raise SystemExit(2) from None
+        hint = ""
+        context = getattr(exc, "ctx", None)
+        if context is not None:
+            hint = f" (see: {context.command_path} --help)"
+        errors.print(
+            f"error: {exc.format_message()}{hint}", markup=False, highlight=False, soft_wrap=True
+        )
+        raise SystemExit(2 if exc.exit_code == 2 else exc.exit_code) from None
+    except typer.Abort:  # Ctrl-C outside a tournament: nothing to save
+        raise SystemExit(130) from None
+    raise SystemExit(status if isinstance(status, int) else 0)
 
 
 def command() -> Any:

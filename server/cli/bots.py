@@ -29,7 +29,7 @@ def bot_add(
     as_json: JsonOption = False,
 ) -> None:
     """Register a bot and print its token (shown only this once)."""
-    with open_store(db) as store:
+    with open_store(db, create=True) as store:
         bot, token = store.add_bot(name, command)
     if as_json:
         print(json.dumps({"id": bot.id, "name": bot.name, "token": token}))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +23,7 @@ from server.sandbox import (
     unavailable_reason,
 )
 from server.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
+from tournaments.db import DEFAULT_URL, parse_url
 from tournaments.errors import TournamentError
 from tournaments.store import Store
 
@@ -67,6 +70,27 @@ ClockOption = Annotated[
         "--clock",
         help="cpu: a sandboxed managed bot is timed by the CPU it used (fair under load); "
         "wall: by wall time less the server's own lag (always so for remote bots).",
+    ),
+]
+
+
+def port_number(value: int) -> int:
+    """A TCP port, 0 to 65535 (0: any free one)."""
+    if not 0 <= value <= 65535:
+        raise typer.BadParameter(f"{value} is not a port; allowed: 0 to 65535 (0: any free port)")
+    return value
+
+
+PortOption = Annotated[
+    int,
+    typer.Option("--port", callback=port_number, help="Port remote bots dial (0: any free port)."),
+]
+
+
+HostOption = Annotated[
+    str,
+    typer.Option(
+        "--host", help="Interface to listen on: an address of this machine (0.0.0.0: all)."
     ),
 ]
 
@@ -174,6 +198,14 @@ def check_clock(clock: str) -> None:
         fail(f"unknown --clock {clock!r}; allowed: {', '.join(CLOCK_KINDS)}")
 
 
+def check_sandbox_kind(kind: str) -> None:
+    """Refuse an unknown --sandbox in one line, before anything is opened or stored."""
+    try:
+        SandboxPolicy(kind)
+    except SandboxError as exc:
+        fail(str(exc))
+
+
 def require_sandbox(policy: SandboxPolicy) -> None:
     """Refuse in one line when the policy asks for a sandbox this machine cannot build."""
     if policy.on and (why := unavailable_reason()) is not None:
@@ -195,14 +227,58 @@ def clear_errors() -> Iterator[None]:
 
 
 @contextmanager
-def open_store(db: str | None) -> Iterator[Store]:
-    """The database, with its errors as one line."""
+def open_store(db: str | None, create: bool = False) -> Iterator[Store]:
+    """The database, with its errors as one line; only commands that store things (create)
+    make a new one, so a mistyped path is an error rather than an empty database."""
     with clear_errors():
+        if not create:
+            require_existing_database(db)
         store = Store(db)
         try:
             yield store
         finally:
             store.close()
+
+
+def check_listen(host: str, port: int, what: str = "--host") -> None:
+    """Refuse, before anything is stored, an address this machine cannot listen on."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        fail(
+            f"cannot listen on {what} {host!r}: {exc}; give an address of this machine, "
+            "e.g. 127.0.0.1 or 0.0.0.0"
+        )
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                fail(
+                    f"cannot listen on {host}:{port}: the port is in use; choose another "
+                    "with --port (0: any free port)"
+                )
+            fail(
+                f"cannot listen on {what} {host!r}: {exc.strerror}; give an address of this "
+                "machine, e.g. 127.0.0.1 or 0.0.0.0"
+            )
+
+
+def require_existing_database(db: str | None) -> None:
+    """Refuse, naming the path, a SQLite file that does not exist."""
+    url = parse_url(db)
+    path = url.database
+    if url.get_backend_name() != "sqlite" or path in (None, "", ":memory:"):
+        return
+    assert path is not None
+    if not Path(path).expanduser().exists():
+        source = "--db" if db is not None else f"the default {DEFAULT_URL}"
+        fail(
+            f"no database at {Path(path).expanduser().resolve()} (from {source}); "
+            "`cardshark demo` or `cardshark bot add` create one, "
+            "or name another with --db or CARDSHARK_DB"
+        )
 
 
 def parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -211,7 +287,10 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         name, sep, raw = pair.partition("=")
         if not sep or not name:
-            fail(f"bad --option {pair!r}; expected NAME=VALUE, e.g. target=15")
+            fail(
+                f"bad --option {pair!r}; expected NAME=VALUE "
+                "(`cardshark games` lists each game's options)"
+            )
         value: Any = raw
         if raw.lower() in ("true", "false"):
             value = raw.lower() == "true"

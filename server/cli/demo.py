@@ -45,7 +45,7 @@ def demo(
     """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
     if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
         sandbox = "bwrap" if unavailable_reason() is None else "none"
-    with open_store(db) as store:
+    with open_store(db, create=True) as store:
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, check=False)
         spec = get_game(game).spec
         entrants = demo_bots(spec.name, spec.default_seats)

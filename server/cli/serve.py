@@ -22,10 +22,13 @@ from server.cli.common import (
     TlsClientCaOption,
     TlsKeyOption,
     check_clock,
+    check_listen,
+    check_sandbox_kind,
     console,
     errors,
     fail,
     open_store,
+    port_number,
     sandbox_policy,
     tls_options,
 )
@@ -34,7 +37,7 @@ from tournaments.store import Store
 
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 50051,
+    port: Annotated[int, typer.Option(callback=port_number, help="Port to listen on.")] = 50051,
     admin_token: Annotated[
         str | None,
         typer.Option(
@@ -48,7 +51,11 @@ def serve(
     ] = None,
     log_dir: Annotated[Path, typer.Option(help="Where managed bots' stderr goes.")] = Path("logs"),
     web_port: Annotated[
-        int, typer.Option(help="Port of the web page (leaderboards, replays); 0 turns it off.")
+        int,
+        typer.Option(
+            callback=port_number,
+            help="Port of the web page (leaderboards, replays); 0 turns it off.",
+        ),
     ] = 8080,
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
@@ -62,6 +69,8 @@ def serve(
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
     check_clock(clock)
+    check_listen(host, port)
+    check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
@@ -101,7 +110,7 @@ def serve(
                 if web is not None:
                     web.should_exit = True
 
-    with open_store(db) as store:
+    with open_store(db, create=True) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
         try:
             asyncio.run(main())

@@ -15,12 +15,16 @@ from server.cli.common import (
     BotPidsOption,
     ClockOption,
     DbOption,
+    HostOption,
     JsonOption,
+    PortOption,
     SandboxOption,
     TlsCertOption,
     TlsClientCaOption,
     TlsKeyOption,
     check_clock,
+    check_listen,
+    check_sandbox_kind,
     command_group,
     console,
     open_store,
@@ -58,8 +62,8 @@ def tournament_run(
         list[str] | None, typer.Option(help="Game option NAME=VALUE (repeatable).")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
-    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
-    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    port: PortOption = 0,
+    host: HostOption = "127.0.0.1",
     create_only: Annotated[
         bool, typer.Option(help="Store it and its schedule; play later with `resume ID`.")
     ] = False,
@@ -80,6 +84,8 @@ def tournament_run(
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     check_clock(clock)
+    check_listen(host, port)
+    check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
@@ -116,8 +122,8 @@ def tournament_resume(
     concurrency: Annotated[
         int | None, typer.Option(min=1, help="Matches at once (default: two per core).")
     ] = None,
-    port: Annotated[int, typer.Option(help="Port remote bots dial (0: any free port).")] = 0,
-    host: Annotated[str, typer.Option(help="Interface to listen on (0.0.0.0: all).")] = "127.0.0.1",
+    port: PortOption = 0,
+    host: HostOption = "127.0.0.1",
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     tls_client_ca: TlsClientCaOption = None,
@@ -130,6 +136,8 @@ def tournament_resume(
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings."""
+    check_listen(host, port)
+    check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
