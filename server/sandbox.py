@@ -27,6 +27,7 @@ HOME_INSIDE = "/home/bot"
 TMP_INSIDE = "/tmp"
 UID_BASE = 200_000
 UID_SLOTS = 50_000
+PROTO_DIR = Path(__file__).resolve().parents[1] / "proto"
 CLIENTS_DIR = Path(__file__).resolve().parents[1] / "clients"
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 SANDBOX_KINDS = ("bwrap", "none")
@@ -73,9 +74,10 @@ class SandboxPolicy:
 
     kind: str = "bwrap"
     limits: BotLimits = field(default_factory=BotLimits)
-    # Read-only besides the system: the Python the examples run on and the SDKs we ship.
+    # Read-only besides the system: the Python the examples run on, the SDKs we ship and the
+    # .proto files the Node kit loads at run time.
     readonly: tuple[str, ...] = field(
-        default_factory=lambda: (*_python_dirs(), str(CLIENTS_DIR))
+        default_factory=lambda: (*_python_dirs(), str(CLIENTS_DIR), str(PROTO_DIR))
     )
     # A bot directory may not be or hold these (the server's working directory, database, logs).
     forbidden: tuple[str, ...] = ()
