@@ -1,7 +1,7 @@
 """Regenerate the committed Python stubs from proto/cardshark/v1/*.proto.
 
 Usage: python proto/generate.py [OUT_DIR]   (default: clients/python)
-Never edit the generated files by hand; tests/test_stubs.py fails when they are stale.
+Never edit the generated files by hand; tests/test_proto.py fails when they are stale.
 """
 
 from __future__ import annotations
