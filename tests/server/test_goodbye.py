@@ -23,6 +23,7 @@ from server.arena import GOODBYE_EXIT_S, Arena
 from server.bots import ManagedBot
 from server.tournament_runner import database_authenticator, run_tournament
 from tests.server.conftest import RANDOM_BOT
+from tournaments.models import MatchStatus
 from tournaments.store import Store
 
 FINISHED = "cardshark: tournament finished; nothing more to play"
@@ -107,8 +108,9 @@ def test_a_finished_tournament_says_goodbye_and_its_remote_and_managed_bots_exit
             ended = time.monotonic()
             exits = {n: await exit_of(p, PROMPT_S) for n, p in remotes.items()}
             took = time.monotonic() - ended
-            serving = arena.running is not None  # the bots left while the server was up
-            connected = [i.name for i in arena.running.hub.connected()] if serving else []
+            running = arena.running  # the bots left while the server was up
+            serving = running is not None
+            connected = [i.name for i in running.hub.connected()] if running else []
             return {
                 "recorded": recorded,
                 "exits": exits,
@@ -227,3 +229,40 @@ def test_a_remote_bot_two_running_tournaments_hold_is_told_only_when_both_are_do
     first, second, still, reason = asyncio.run(run())
     assert first == [] and still
     assert second == ["r"] and reason == "tournament finished"
+
+
+def test_a_cancelled_tournament_tells_its_remote_bot_it_stopped(tmp_path: Path) -> None:
+    store = Store(f"sqlite:///{tmp_path / 'cs.db'}")
+    for name in ("a", "b"):
+        store.add_bot(name, shlex.join(RANDOM_BOT))
+    _, token = store.add_bot("remote")
+    tournament = store.create_tournament("knaves", ["a", "b", "remote"], seed=3)
+    assert tournament.id is not None
+
+    async def run() -> tuple[int | None, str, bool]:
+        async with Arena(log_dir=tmp_path, authenticate=database_authenticator(store)) as arena:
+            remote = await start_remote(arena.address, token)
+            first = asyncio.Event()
+            running = asyncio.create_task(
+                run_tournament(
+                    store,
+                    tournament.id or 0,
+                    arena=arena,
+                    log_dir=tmp_path,
+                    on_progress=lambda _: first.set(),
+                )
+            )
+            await asyncio.wait_for(first.wait(), 120)
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+            code, err = await exit_of(remote, PROMPT_S)
+            return code, err, arena.running is not None
+
+    code, err, serving = asyncio.run(run())
+    finished = MatchStatus.FINISHED.value
+    done = len([m for m in store.matches(tournament.id) if m.status == finished])
+    store.close()
+    assert 1 <= done < 3, "the run should have been cancelled part way"
+    assert code == 0, f"exit {code}\n{err}"
+    assert lines(err) == ["cardshark: tournament stopped; nothing more to play"], err
+    assert serving
