@@ -110,6 +110,21 @@ class AdminService(admin_pb2_grpc.AdminServicer):
         self.admin_token = admin_token
         self.running: dict[int, asyncio.Task[int]] = {}
 
+    async def interrupt_all(self) -> list[int]:
+        """Stop every tournament this service is running (the server is shutting down):
+        unfinished ones are marked interrupted, to be resumed. Returns their ids."""
+        stopped = [tid for tid, task in self.running.items() if not task.done()]
+        for tid in stopped:
+            self.running[tid].cancel()
+        await asyncio.gather(*(self.running[t] for t in stopped), return_exceptions=True)
+        for tid in stopped:
+            status = await asyncio.to_thread(self.store.tournament_status, tid)
+            if status.finished < status.scheduled:
+                await asyncio.to_thread(
+                    self.store.set_tournament_status, tid, TournamentStatus.INTERRUPTED
+                )
+        return stopped
+
     def add_to(self, server: grpc.aio.Server) -> None:
         """Register on a server, every RPC behind the token check."""
         guarded = types.SimpleNamespace(

@@ -240,7 +240,7 @@ def open_store(db: str | None, create: bool = False) -> Iterator[Store]:
             store.close()
 
 
-def check_listen(host: str, port: int, what: str = "--host") -> None:
+def check_listen(host: str, port: int, what: str = "--host", port_flag: str = "--port") -> None:
     """Refuse, before anything is stored, an address this machine cannot listen on."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -257,7 +257,7 @@ def check_listen(host: str, port: int, what: str = "--host") -> None:
             if exc.errno == errno.EADDRINUSE:
                 fail(
                     f"cannot listen on {host}:{port}: the port is in use; choose another "
-                    "with --port (0: any free port)"
+                    f"with {port_flag} (0: any free port)"
                 )
             fail(
                 f"cannot listen on {what} {host!r}: {exc.strerror}; give an address of this "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,8 @@ def serve(
     """Run the referee for bots, the Admin service for tools and the web page for people."""
     check_clock(clock)
     check_listen(host, port)
+    if web_port:
+        check_listen(host, web_port, port_flag="--web-port")
     check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
@@ -85,6 +88,15 @@ def serve(
         errors.print(f"[bold yellow]{token_warning}[/]", highlight=False, soft_wrap=True)
 
     async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+
+        def stop_on(name: str) -> None:
+            stopped_by.append(name)
+            stop.set()
+
+        for sig, name in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
+            loop.add_signal_handler(sig, stop_on, name)
         arena = Arena(
             log_dir,
             host,
@@ -94,7 +106,8 @@ def serve(
             sandbox=policy,
             cpu_clocks=clock == "cpu",
         )
-        arena.services.append(AdminService(store, arena, admin_token).add_to)
+        service = AdminService(store, arena, admin_token)
+        arena.services.append(service.add_to)
         async with arena:
             admin = "on" if admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
             over = "mutual TLS" if tls and tls.mutual else "TLS" if tls else "plain TCP"
@@ -103,27 +116,47 @@ def serve(
             if web is not None:
                 scheme = "https" if web_tls else "http"
                 console.print(f"web page on {scheme}://{host}:{web_port}/")
-            assert arena.running is not None
             try:
-                await arena.running.server.wait_for_termination()
+                await stop.wait()
             finally:
+                for tid in await service.interrupt_all():
+                    errors.print(
+                        f"tournament {tid} interrupted; resume it with: "
+                        f"cardshark tournament resume {tid}",
+                        highlight=False,
+                        markup=False,
+                    )
                 if web is not None:
-                    web.should_exit = True
+                    await web.stop()
 
+    stopped_by: list[str] = []
     with open_store(db, create=True) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
         try:
             asyncio.run(main())
         except OSError as exc:
             fail(f"cannot serve on {host}:{port}: {exc}")
-        except KeyboardInterrupt:
-            console.print("stopped")
+        console.print(f"stopped ({stopped_by[0] if stopped_by else 'shut down'})")
+
+
+class WebPage:
+    """The web page's uvicorn server running as a task on the referee's loop."""
+
+    def __init__(self, server: Any, task: asyncio.Task[None]) -> None:
+        self.server = server
+        self.task = task
+
+    async def stop(self, timeout: float = 5.0) -> None:
+        """Close connections and wait (bounded) for the server task to end."""
+        self.server.should_exit = True
+        with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(self.task, timeout)
 
 
 async def start_web(
     store: Store, host: str, port: int, tls_files: tuple[Path, Path] | None = None
-) -> Any:
-    """Serve the web page from this event loop (HTTPS with tls_files); returns the server."""
+) -> WebPage:
+    """Serve the web page from this event loop (HTTPS with tls_files)."""
     import socket
 
     import uvicorn
@@ -144,8 +177,10 @@ async def start_web(
         sock.close()
         raise OSError(f"cannot bind the web page to {host}:{port}: {exc.strerror}") from None
     cert, key = tls_files or (None, None)
+    # No lifespan: the app has no startup work, and a lifespan task cancelled at shutdown
+    # prints a traceback.
     config = uvicorn.Config(
-        make_app(store), log_level="warning", ssl_certfile=cert, ssl_keyfile=key
+        make_app(store), log_level="warning", ssl_certfile=cert, ssl_keyfile=key, lifespan="off"
     )
     try:
         config.load()  # a certificate uvicorn cannot use fails here, not in the task
@@ -153,5 +188,4 @@ async def start_web(
         sock.close()
         raise
     server = Server(config)
-    asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    return server
+    return WebPage(server, asyncio.get_running_loop().create_task(server.serve(sockets=[sock])))

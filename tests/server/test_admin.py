@@ -171,8 +171,12 @@ def test_serve_refuses_a_busy_port_in_one_line(served: str, tmp_path: Path) -> N
         text=True,
         timeout=60,
     )
-    assert run.returncode == 2 and "cannot serve" in run.stderr
-    assert "Traceback" not in run.stderr
+    assert run.returncode == 2
+    assert run.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use; "
+        "choose another with --port (0: any free port)\n"
+    )
+    assert not (tmp_path / "other.db").exists()  # refused before anything was stored
 
 
 def test_cancel_stops_a_running_tournament_and_keeps_what_finished(served: str) -> None:
