@@ -6,6 +6,8 @@ matches), the same seed at every concurrency. A level is fair when it ends with 
 the same per-bot scores as concurrency 1. Printed per level: matches/s, whether it was fair,
 the matches voided for load, the lowest limit the runner fell to, and the referee's own loop
 lag (p50, p99). `max_fair_matches_per_s` is the best fair level's throughput.
+`preflight_s` is the wall time to start 5 sandboxed managed bots and hear each say Hello,
+the wait before a tournament's first match (median of 3).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.arena import Arena  # noqa: E402
+from server.preflight import BotToStart, start_managed  # noqa: E402
 from server.sandbox import SandboxPolicy, unavailable_reason  # noqa: E402
 from server.tournament_runner import Progress, database_authenticator, run_tournament  # noqa: E402
 from tournaments.store import Store  # noqa: E402
@@ -93,6 +96,17 @@ async def play(concurrency: int, move_ms: int, tmp: str) -> dict[str, Any]:
     }
 
 
+async def preflight(tmp: str, bots: int = 5) -> float:
+    """Seconds to start `bots` sandboxed example bots and hear every Hello."""
+    arena = Arena(f"{tmp}/logs", sandbox=SandboxPolicy())
+    async with arena:
+        wanted = [BotToStart(f"p{i}", f"p{i}", shlex.join(BOT)) for i in range(bots)]
+        started = await start_managed(arena, wanted, 10.0)
+        assert not started.failures, [f.message() for f in started.failures]
+        await arena.stop_bots(started.started)
+    return started.seconds
+
+
 def main() -> None:
     """Run every level, compare each with concurrency 1, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -105,6 +119,7 @@ def main() -> None:
     levels = sorted({1, *(int(c) for c in args.concurrency.split(",") if c)})
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        preflight_s = statistics.median(asyncio.run(preflight(tmp)) for _ in range(3))
         for level in levels:
             rows.append(asyncio.run(play(level, args.move_ms, tmp)))
             print(f"concurrency {level}: done", file=sys.stderr, flush=True)
@@ -120,6 +135,7 @@ def main() -> None:
         "lag_p50_ms": best["lag_p50_ms"] if best else 0.0,
         "lag_p99_ms": best["lag_p99_ms"] if best else 0.0,
         "median_matches_per_s": statistics.median(r["matches_per_s"] for r in rows),
+        "preflight_s": preflight_s,
         "by_concurrency": rows,
     }
     if args.json:
@@ -139,6 +155,7 @@ def main() -> None:
         f"max_fair_matches_per_s {summary['max_fair_matches_per_s']:.2f} at concurrency "
         f"{summary['at_concurrency']} (move {args.move_ms} ms)"
     )
+    print(f"preflight of 5 sandboxed managed bots: {preflight_s:.2f} s")
 
 
 if __name__ == "__main__":
