@@ -35,6 +35,7 @@ from server.cli.common import (
 )
 from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
+from server.house import resolve_names
 
 tournament_app = command_group("Run and inspect tournaments.")
 
@@ -88,6 +89,7 @@ def tournament_run(
     check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
+        names = resolve_names(store, names)  # house:GAME:noise=X: a stored house bot
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
         managed = [b.name for b in store.list_bots() if b.command and b.name in names]
         if managed and not create_only:
