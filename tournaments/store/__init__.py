@@ -1,0 +1,39 @@
+"""Storage operations: bots, tournaments with their schedules, results, ratings and queries.
+
+One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
+bots, tournaments (with schedules), matches (with results), ratings, and read-only queries.
+"""
+
+from __future__ import annotations
+
+from tournaments.ratings import apply_match
+from tournaments.store.base import StoreBase
+from tournaments.store.bots import BOT_NAME, BotStore, hash_token
+from tournaments.store.matches import (
+    LOAD_VOID_PREFIX,
+    UNFINISHED,
+    FinishedMatch,
+    MatchDetail,
+    MatchStore,
+)
+from tournaments.store.ratings import RankingRow, RatingStore
+from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
+
+__all__ = [
+    "BOT_NAME",
+    "FORMATS",
+    "LOAD_VOID_PREFIX",
+    "UNFINISHED",
+    "FinishedMatch",
+    "MatchDetail",
+    "RankingRow",
+    "Store",
+    "StoreBase",
+    "TournamentProgress",
+    "apply_match",
+    "hash_token",
+]
+
+
+class Store(BotStore, TournamentStore, MatchStore, RatingStore):
+    """The database of one cardshark installation (SQLite file or PostgreSQL)."""

@@ -1,0 +1,91 @@
+"""Stored bots: registration with a hashed token, listing, lookup and removal."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from typing import Literal
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from tournaments.errors import BotNameError, StorageError
+from tournaments.models import Bot, SeatResult, TournamentEntrant, utc_now
+from tournaments.store.base import StoreBase
+
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def hash_token(token: str) -> str:
+    """The SHA-256 hex digest a bot token is stored as."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class BotStore(StoreBase):
+    """Bots: add, list, get, remove (delete or retire) and find by token."""
+
+    def add_bot(self, name: str, command: str | None = None) -> tuple[Bot, str]:
+        """Register a bot; returns it and its plain token, which is never stored or shown again."""
+        if not BOT_NAME.fullmatch(name):
+            raise BotNameError(
+                name,
+                "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
+            )
+        token = secrets.token_urlsafe(32)
+        try:
+            with self._write() as session:
+                existing = session.exec(select(Bot).where(Bot.name == name)).first()
+                if existing is not None:
+                    taken = "is taken by a removed bot" if existing.removed else "is already taken"
+                    raise BotNameError(name, taken)
+                bot = Bot(name=name, token_hash=hash_token(token), command=command)
+                session.add(bot)
+                session.flush()
+        except StorageError as exc:
+            if isinstance(exc.__cause__, IntegrityError):
+                raise BotNameError(name, "is already taken") from exc
+            raise
+        return bot, token
+
+    def list_bots(self, *, include_removed: bool = False) -> list[Bot]:
+        """Registered bots by name (removed ones only when asked)."""
+        with self._read() as session:
+            query = select(Bot).order_by(col(Bot.name))
+            if not include_removed:
+                query = query.where(col(Bot.removed).is_(None))
+            return list(session.exec(query).all())
+
+    def get_bot(self, key: int | str, *, include_removed: bool = False) -> Bot:
+        """The bot with this id (int) or name (str), or UnknownBotError."""
+        with self._read() as session:
+            return self._bot(session, key, include_removed=include_removed)
+
+    def remove_bot(self, key: int | str) -> Literal["deleted", "retired"]:
+        """Delete a bot that never entered a tournament, else retire it (docs/storage.md)."""
+        # Retiring keeps matches, ratings and history intact so other bots' numbers and
+        # recompute() do not change; the token stops working and the bot leaves listings.
+        with self._write() as session:
+            bot = self._bot(session, key, include_removed=False)
+            entered = session.exec(
+                select(TournamentEntrant.tournament_id).where(TournamentEntrant.bot_id == bot.id)
+            ).first()
+            played = session.exec(select(SeatResult.id).where(SeatResult.bot_id == bot.id)).first()
+            if entered is None and played is None:
+                session.delete(bot)
+                return "deleted"
+            bot.removed = utc_now()
+            session.add(bot)
+            return "retired"
+
+    def find_bot_by_token(self, token: str) -> Bot | None:
+        """The active bot whose token this is, or None."""
+        digest = hash_token(token)
+        with self._read() as session:
+            bot = session.exec(
+                select(Bot).where(Bot.token_hash == digest, col(Bot.removed).is_(None))
+            ).first()
+        if bot is None or not hmac.compare_digest(bot.token_hash, digest):
+            return None
+        return bot
