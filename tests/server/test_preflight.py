@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,8 +73,9 @@ def test_a_bot_that_cannot_start_stops_the_run_before_anything_is_played(
     command, reason, stderr_line = BROKEN[broken]
     add_bots(tmp_path, {"a": EXAMPLE, "b": EXAMPLE, broken: command})
     began = time.monotonic()
-    run = cli(tmp_path, "tournament", "run", "knaves", "--bots", f"a,b,{broken}",
-              "--sandbox", sandbox)
+    run = cli(
+        tmp_path, "tournament", "run", "knaves", "--bots", f"a,b,{broken}", "--sandbox", sandbox
+    )
     took = time.monotonic() - began
     assert run.returncode == 2, run.stdout + run.stderr
     assert took < CONNECT_TIMEOUT_S, f"waited {took:.1f} s for a bot that had exited"
@@ -92,8 +94,19 @@ def test_a_bot_that_cannot_start_stops_the_run_before_anything_is_played(
 def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path: Path) -> None:
     add_bots(tmp_path, {"a": EXAMPLE, "b": EXAMPLE, "c": EXAMPLE, "false": "false"})
     began = time.monotonic()
-    run = cli(tmp_path, "tournament", "run", "knaves", "--bots", "a,b,c,false",
-              "--allow-absent", "--sandbox", "none", "--seed", "7")
+    run = cli(
+        tmp_path,
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "a,b,c,false",
+        "--allow-absent",
+        "--sandbox",
+        "none",
+        "--seed",
+        "7",
+    )
     took = time.monotonic() - began
     assert run.returncode == 0, run.stdout + run.stderr
     assert took < CONNECT_TIMEOUT_S  # 9 of its matches, none waited out the connect timeout
@@ -121,8 +134,20 @@ def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path:
 
 def test_a_bot_that_dies_mid_run_is_a_no_show_at_once_with_one_warning(tmp_path: Path) -> None:
     add_bots(tmp_path, {"a": EXAMPLE, "b": EXAMPLE, "c": EXAMPLE, "dies": f"{HOSTILE} crash 1"})
-    run = cli(tmp_path, "tournament", "run", "knaves", "--bots", "a,b,c,dies",
-              "--concurrency", "1", "--sandbox", "none", "--seed", "3")
+    run = cli(
+        tmp_path,
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "a,b,c,dies",
+        "--concurrency",
+        "1",
+        "--sandbox",
+        "none",
+        "--seed",
+        "3",
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     warnings = [line for line in run.stderr.splitlines() if line.startswith("warning: bot")]
     assert len(warnings) == 1, run.stderr
@@ -154,10 +179,10 @@ def test_a_bot_the_server_could_not_start_voids_the_run_even_with_allow_absent(
     assert tournament.id is not None
     real_spawn = Arena.spawn
 
-    async def failing_spawn(self: Arena, name: str, command: str, token: str):  # type: ignore[no-untyped-def]
+    async def failing_spawn(self: Arena, name: str, command: str, token: str, *more: Any) -> Any:
         if name == "c":
             raise SandboxError("cannot create the cgroup /sys/fs/cgroup/pids/cardshark/x")
-        return await real_spawn(self, name, command, token)
+        return await real_spawn(self, name, command, token, *more)
 
     monkeypatch.setattr(Arena, "spawn", failing_spawn)
     with pytest.raises(BotsDidNotStart) as caught:
