@@ -198,8 +198,8 @@ def test_kill_9_then_resume_plays_only_what_was_unfinished(
 )
 def test_cli_errors_are_one_clear_line(tmp_path: Path, args: list[str], needle: str) -> None:
     db = f"sqlite:///{tmp_path / 'cs.db'}"
-    if args[0] == "tournament" and args[1] == "run":
-        register(db)
+    if args[:2] != ["bot", "add"]:
+        register(db)  # read-only commands refuse a missing database before anything else
     run = cli(*args, db=db, check=False)
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
@@ -301,8 +301,11 @@ def test_busy_referee_port_is_one_clear_line(tmp_path: Path) -> None:
         )
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        f"error: cannot bind 127.0.0.1:{port} (in use or not an address here)"
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use; "
+        "choose another with --port (0: any free port)"
     ]
+    with Store(db) as store:
+        assert store.list_tournaments() == []  # refused before anything was stored
 
 
 def test_create_only_then_resume_then_replay_detects_a_tampered_record(tmp_path: Path) -> None:
