@@ -16,6 +16,7 @@ import typer
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
 from server.cli.common import errors
+from server.cli.compare import compare
 from server.cli.demo import demo
 from server.cli.games import games_command
 from server.cli.matches import match_app
@@ -39,6 +40,7 @@ app.command("games")(games_command)
 app.command("rankings")(rankings)
 app.command("serve")(serve)
 app.command("demo")(demo)
+app.command("compare")(compare)
 
 
 @app.command(

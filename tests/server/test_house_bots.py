@@ -146,7 +146,7 @@ def test_the_house_bot_plays_the_rule_bots_decision_at_noise_zero() -> None:
 
     def rules(req: Any) -> str:
         calls.append(req.match_id)
-        return req.legal_actions[-1].id
+        return str(req.legal_actions[-1].id)
 
     noisy = house.noisy(rules, 0.0, seed=random.Random(5).randrange(100))
     assert noisy(request("m1", 2, ["a", "b"])) == "b"
