@@ -16,6 +16,13 @@ from tournaments.store.matches import (
     MatchDetail,
     MatchStore,
 )
+from tournaments.store.queries import (
+    UNRECORDED,
+    BotProfile,
+    MatchSummary,
+    QueryStore,
+    TournamentRows,
+)
 from tournaments.store.ratings import RankingRow, RatingStore
 from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
 
@@ -24,16 +31,20 @@ __all__ = [
     "FORMATS",
     "LOAD_VOID_PREFIX",
     "UNFINISHED",
+    "UNRECORDED",
+    "BotProfile",
     "FinishedMatch",
     "MatchDetail",
+    "MatchSummary",
     "RankingRow",
     "Store",
     "StoreBase",
     "TournamentProgress",
+    "TournamentRows",
     "apply_match",
     "hash_token",
 ]
 
 
-class Store(BotStore, TournamentStore, MatchStore, RatingStore):
+class Store(BotStore, TournamentStore, MatchStore, RatingStore, QueryStore):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""

@@ -40,6 +40,12 @@ class TournamentProgress:
         """The finished share of scheduled matches, 0.0 to 1.0."""
         return self.finished / self.scheduled if self.scheduled else 1.0
 
+    @property
+    def resumable(self) -> bool:
+        """Whether `tournament resume` has work here: pending, running or interrupted."""
+        done = (TournamentStatus.FINISHED.value, TournamentStatus.CANCELLED.value)
+        return self.tournament.status not in done
+
 
 class TournamentStore(StoreBase):
     """Tournaments: create with schedule, get, list, entrants, status and progress."""

@@ -1,0 +1,154 @@
+"""One tournament's result: the interval maths on hand-made numbers, then standings, the
+cross-table, rating before/after and void counts of a stored tournament with chosen scores."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import pytest
+
+from tournaments.ratings import SeatOutcome
+from tournaments.standings import Estimate, estimate, summarise
+from tournaments.store import LOAD_VOID_PREFIX, Store
+
+GAME = "knaves"  # 3 seats
+T1 = 12.706204736174698  # Student's t 97.5 % quantile, 1 degree of freedom
+T3 = 3.182446305284263  # ... 3 degrees of freedom
+
+
+def test_the_interval_is_mean_plus_minus_t_times_s_over_root_n() -> None:
+    # 1, 2, 3, 4: mean 2.5, s = sqrt(5/3) = 1.2909944, half = t(3) * s / 2 = 2.0542603
+    e = estimate([1.0, 2.0, 3.0, 4.0])
+    assert e.n == 4 and e.mean == 2.5
+    assert e.low == pytest.approx(0.4457397, abs=1e-6)
+    assert e.high == pytest.approx(4.5542603, abs=1e-6)
+    assert e.high - e.mean == pytest.approx(T3 * math.sqrt(5 / 3) / 2, rel=1e-12)
+
+
+def test_two_values_use_one_degree_of_freedom() -> None:
+    # -3, 3: mean 0, s = sqrt(18), s / sqrt(2) = 3, half = 3 * 12.7062047
+    e = estimate([-3.0, 3.0])
+    assert (e.n, e.mean) == (2, 0.0)
+    assert e.low == pytest.approx(-38.1186142, abs=1e-6)
+    assert e.high == pytest.approx(38.1186142, abs=1e-6)
+
+
+def test_equal_values_have_a_zero_width_interval() -> None:
+    assert estimate([2.0, 2.0, 2.0]) == Estimate(3, 2.0, 2.0, 2.0)
+
+
+def test_below_two_values_the_interval_is_unknown() -> None:
+    assert estimate([5.0]) == Estimate(1, 5.0, None, None)
+    assert estimate([]) == Estimate(0, None, None, None)
+
+
+def test_flipping_negates_and_swaps_the_bounds_without_negative_zero() -> None:
+    flipped = Estimate(4, 0.0, -1.0, 3.0).flipped()
+    assert flipped == Estimate(4, 0.0, -3.0, 1.0)
+    assert math.copysign(1.0, flipped.mean or 0.0) == 1.0
+    assert Estimate(1, 5.0, None, None).flipped() == Estimate(1, -5.0, None, None)
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    with Store(db_url) as s:
+        yield s
+
+
+# Per round (one deal: the single table of 3 bots in its 3 rotations), each bot's score.
+SCORES = [{"alpha": 10, "bravo": 4, "charlie": 1}, {"alpha": 2, "bravo": 4, "charlie": 7}]
+
+
+def play(store: Store, tournament_id: int, names: dict[int, str], voids: bool = False) -> None:
+    """Record every match with SCORES; charlie forfeits round 1 rotation 0 with 2 faults."""
+    for match in store.pending_matches(tournament_id):
+        assert match.id is not None
+        if voids and (match.round, match.rotation) == (0, 0):
+            match = store.void_match(match.id, f"{LOAD_VOID_PREFIX} timeouts of 2 bots")
+            assert match.id is not None
+            match = store.void_match(match.id, "referee lost the bot's stream")
+            assert match.id is not None
+        outcomes = []
+        for bot_id in match.seats:
+            name = names[bot_id]
+            forfeit = name == "charlie" and (match.round, match.rotation) == (1, 0)
+            outcomes.append(SeatOutcome(SCORES[match.round][name], 2 if forfeit else 0, forfeit))
+        store.record_result(match.id, outcomes)
+
+
+def test_summary_of_a_stored_tournament(store: Store) -> None:
+    ids = {name: store.add_bot(name)[0].id or 0 for name in ("charlie", "alpha", "bravo")}
+    names = {i: n for n, i in ids.items()}
+    t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], rounds=2, seed=5)
+    assert t.id is not None
+    pending = summarise(store.tournament_rows(t.id))
+    assert (pending.finished, pending.scheduled) == (0, 6)
+    assert all(s.matches == 0 and s.mean is None and s.before is None for s in pending.standings)
+    assert all(p.difference == Estimate(0, None, None, None) for p in pending.pairs)
+
+    play(store, t.id, names, voids=True)
+    result = summarise(store.tournament_rows(t.id))
+
+    assert (result.finished, result.scheduled) == (6, 6)
+    assert (result.load_voids, result.other_voids) == (1, 1)
+    rows = [
+        (s.bot, s.matches, s.total, s.mean, s.places, s.faults, s.forfeits)
+        for s in result.standings
+    ]
+    # ranks: round 0 alpha, bravo, charlie; round 1 charlie, bravo, alpha, except where
+    # charlie forfeits (placed last): bravo, alpha, charlie. Bravo and charlie tie at 4.0.
+    assert rows == [
+        ("alpha", 6, 36.0, 6.0, (3, 1, 2), 0, 0),
+        ("bravo", 6, 24.0, 4.0, (1, 5, 0), 0, 0),
+        ("charlie", 6, 24.0, 4.0, (2, 0, 4), 2, 1),
+    ]
+    pairs = {(p.a, p.b): p for p in result.pairs}
+    assert list(pairs) == [("alpha", "bravo"), ("alpha", "charlie"), ("bravo", "charlie")]
+    # Deal means of A - B: (6, -2), (9, -5), (3, -3); s / sqrt(2) = 4, 7, 3.
+    for (a, b), (mean, scale) in {
+        ("alpha", "bravo"): (2.0, 4.0),
+        ("alpha", "charlie"): (2.0, 7.0),
+        ("bravo", "charlie"): (0.0, 3.0),
+    }.items():
+        d = pairs[(a, b)].difference
+        assert (pairs[(a, b)].matches, d.n, d.mean) == (6, 2, mean)
+        assert d.low == pytest.approx(mean - scale * T1, rel=1e-9)
+        assert d.high == pytest.approx(mean + scale * T1, rel=1e-9)
+    backwards = result.difference(ids["charlie"], ids["alpha"])
+    assert backwards.mean == -2.0 and backwards.high == pytest.approx(-2.0 + 7.0 * T1)
+
+    prior = t.trueskill.initial()
+    after_first = {b: r.rating for b, r in store.ratings(GAME).items()}
+    assert all(s.before == prior for s in result.standings)
+    assert {s.bot_id: s.after for s in result.standings} == after_first
+
+    # A second tournament starts from where the first left each bot.
+    t2 = store.create_tournament(GAME, ["bravo", "charlie", "alpha"], seed=6)
+    assert t2.id is not None
+    play(store, t2.id, names)
+    second = summarise(store.tournament_rows(t2.id))
+    assert {s.bot_id: s.before for s in second.standings} == after_first
+    assert {s.bot_id: s.after for s in second.standings} == {
+        b: r.rating for b, r in store.ratings(GAME).items()
+    }
+    assert all(s.before != s.after for s in second.standings)
+    assert (second.load_voids, second.other_voids) == (0, 0)
+    assert summarise(store.tournament_rows(t.id)).standings == result.standings
+
+
+def test_json_names_unknown_numbers_null(store: Store) -> None:
+    for name in ("a1", "b1", "c1"):
+        store.add_bot(name)
+    t = store.create_tournament(GAME, ["a1", "b1", "c1"], seed=1)
+    assert t.id is not None
+    data = summarise(store.tournament_rows(t.id)).to_json()
+    assert data["tournament"]["scheduled"] == 3 and data["tournament"]["finished"] == 0
+    assert [s["mean_score"] for s in data["standings"]] == [None, None, None]
+    assert [s["rating_before"] for s in data["standings"]] == [None, None, None]
+    assert {(p["a"], p["b"], p["n"], p["ci_low"]) for p in data["cross_table"]} == {
+        ("a1", "b1", 0, None),
+        ("a1", "c1", 0, None),
+        ("b1", "c1", 0, None),
+    }
+    assert data["voids"] == {"load": 0, "other": 0}
