@@ -56,8 +56,8 @@ from tournaments.sequential import (
 )
 from tournaments.store import Store
 
-# H1's default margin: NEW ahead by half a point a match. Knaves deals about 17 points a
-# match among three; its rule bot leads its noise-0.25 copy by about 0.8 (docs/statistics.md).
+# H1's default margin: NEW ahead by half a point a match, small beside the 15 or so points
+# a Knaves seat scores in a match; set it in the game's points (docs/statistics.md).
 DEFAULT_H1 = 0.5
 DEFAULT_MAX_SETS = 200
 MAX_VOIDS = 3  # a match the server voided (its own failure) is replayed this often
