@@ -1,16 +1,19 @@
 """One tournament's result: the interval maths on hand-made numbers, then standings, the
-cross-table, rating before/after and void counts of a stored tournament with chosen scores."""
+cross-table, rating before/after and void counts of a stored tournament with chosen scores;
+and the store's fault counts and match search that the inspection commands read."""
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from tournaments.ratings import SeatOutcome
 from tournaments.standings import Estimate, estimate, summarise
-from tournaments.store import LOAD_VOID_PREFIX, Store
+from tournaments.store import LOAD_VOID_PREFIX, UNRECORDED, Store
 
 GAME = "knaves"  # 3 seats
 T1 = 12.706204736174698  # Student's t 97.5 % quantile, 1 degree of freedom
@@ -152,3 +155,51 @@ def test_json_names_unknown_numbers_null(store: Store) -> None:
         ("b1", "c1", 0, None),
     }
     assert data["voids"] == {"load": 0, "other": 0}
+
+
+def test_faults_are_counted_for_the_seat_that_made_them(store: Store) -> None:
+    for name in ("alpha", "bravo", "charlie"):
+        store.add_bot(name)
+    t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], seed=3)
+    assert t.id is not None
+    first, second, third = store.pending_matches(t.id)
+    assert first.id is not None and second.id is not None and third.id is not None
+    ids = {b.name: b.id for b in store.list_bots()}
+    seat_of = {name: first.seats.index(i) for name, i in ids.items() if i is not None}
+    faults = [
+        {"seat": seat_of["alpha"], "kind": "timeout"},
+        {"seat": seat_of["alpha"], "kind": "timeout"},
+        {"seat": seat_of["bravo"], "kind": "illegal_action"},
+    ]
+    counts = [Counter(f["seat"] for f in faults)[s] for s in range(3)]
+    store.record_result(
+        first.id, [SeatOutcome(5, n) for n in counts], record={"faults": faults, "actions": []}
+    )
+    # No record: the count is known, the kind is not.
+    bravo = second.seats.index(ids["bravo"] or 0)
+    store.record_result(second.id, [SeatOutcome(1, int(s == bravo)) for s in range(3)])
+    timeout = {"seat": third.seats.index(ids["alpha"] or 0), "kind": "timeout"}
+    store.void_match(third.id, "referee lost the bot's stream", record={"faults": [timeout]})
+
+    assert store.bot_profile("alpha").faults == {"timeout": 2}
+    assert store.bot_profile("bravo").faults == {"illegal_action": 1, UNRECORDED: 1}
+    assert store.bot_profile("charlie").faults == {}
+    void, replay = store.matches(t.id)[2:]
+    assert (void.status, replay.status) == ("voided", "pending")
+    # Recent matches are played ones: the pending replay is left out.
+    assert [m.id for m in store.bot_profile("charlie", recent=2).recent] == [void.id, second.id]
+
+    def found(**filters: Any) -> list[int | None]:
+        return [m.id for m in store.find_matches(**filters)]
+
+    assert found(faults=True) == [void.id, second.id, first.id]
+    assert found(faults=True, bot="alpha") == [void.id, first.id]
+    assert found(faults=True, bot="charlie") == []
+    assert found(fault_kind="timeout") == [void.id, first.id]
+    assert found(fault_kind="illegal_action", bot="alpha") == []
+    assert found(fault_kind="illegal_action", bot="bravo") == [first.id]
+    assert found(statuses=["voided", "pending"]) == [replay.id, void.id]
+    assert found(statuses=["voided", "pending"], limit=1) == [replay.id]
+    (summary,) = store.find_matches(fault_kind="illegal_action")
+    assert summary.faults == tuple(counts)
+    assert summary.fault_kinds[seat_of["alpha"]] == {"timeout": 2}
