@@ -13,15 +13,18 @@ from typing import Any
 
 import typer
 
+from server.cli.bot_show import bot_show
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
 from server.cli.common import errors
 from server.cli.compare import compare
 from server.cli.demo import demo
 from server.cli.games import games_command
+from server.cli.match_list import match_list
 from server.cli.matches import match_app
 from server.cli.rankings import rankings, ratings_app
 from server.cli.serve import serve
+from server.cli.tournament_show import tournament_show
 from server.cli.tournaments import tournament_app
 
 app = typer.Typer(
@@ -32,6 +35,9 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 bot_app.command("test")(bot_test)
+bot_app.command("show")(bot_show)
+tournament_app.command("show")(tournament_show)
+match_app.command("list")(match_list)
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(ratings_app, name="ratings")

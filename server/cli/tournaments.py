@@ -152,34 +152,41 @@ def tournament_resume(
 
 @tournament_app.command("list")
 def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """List tournaments."""
+    """List tournaments: status, progress (finished/scheduled), how to resume unfinished ones."""
     with open_store(db) as store:
-        rows = [(t, store.tournament_status(t.id)) for t in store.list_tournaments() if t.id]
+        progress = [store.tournament_status(t.id) for t in store.list_tournaments() if t.id]
+    rows = [
+        (p, f"cardshark tournament resume {p.tournament.id}" if p.resumable else None)
+        for p in progress
+    ]
     if as_json:
         print(
             json.dumps(
                 [
                     {
-                        "id": t.id,
-                        "game": t.game,
-                        "status": t.status,
+                        "id": p.tournament.id,
+                        "game": p.tournament.game,
+                        "status": p.tournament.status,
                         "finished": p.finished,
                         "scheduled": p.scheduled,
+                        "resume": resume,
                     }
-                    for t, p in rows
+                    for p, resume in rows
                 ]
             )
         )
         return
     table = Table(title="Tournaments")
-    for column in ("id", "game", "status", "matches", "created"):
-        table.add_column(column)
-    for t, p in rows:
+    for column in ("id", "game", "status", "progress", "resume", "created"):
+        table.add_column(column, no_wrap=column == "resume")
+    for p, resume in rows:
+        t = p.tournament
         table.add_row(
             str(t.id),
             t.game,
             t.status,
             f"{p.finished}/{p.scheduled}",
+            resume or "",
             f"{t.created:%Y-%m-%d %H:%M}",
         )
     console.print(table)

@@ -1,0 +1,84 @@
+"""`cardshark bot show NAME`: a bot's ratings per game, faults by kind and latest matches."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from server.cli.common import DbOption, JsonOption, console, fail, open_store
+from server.cli.match_list import match_table
+
+
+def bot_show(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The bot's name.")],
+    recent: Annotated[
+        int,
+        typer.Option("--recent", metavar="N", help="Show its N latest played matches (0: none)."),
+    ] = 10,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a bot (retired ones too): ratings per game, faults by kind, latest matches.
+
+    Faults are those charged in finished matches; voided matches are never charged."""
+    if recent < 0:
+        fail(f"--recent must be 0 or more, not {recent}")
+    with open_store(db) as store:
+        profile = store.bot_profile(name, recent=recent)
+    bot = profile.bot
+    if as_json:
+        data = {
+            "id": bot.id,
+            "name": bot.name,
+            "kind": "managed" if bot.command else "remote",
+            "created": bot.created.isoformat(),
+            "retired": None if bot.removed is None else bot.removed.isoformat(),
+            "tournaments": profile.tournaments,
+            "ratings": [
+                {
+                    "game": r.game,
+                    "mu": r.mu,
+                    "sigma": r.sigma,
+                    "conservative": r.rating.conservative,
+                    "matches": r.matches,
+                    "mean_score": r.score_sum / r.matches if r.matches else None,
+                    "faults": r.faults,
+                }
+                for r in profile.ratings
+            ],
+            "faults": profile.faults,
+            "recent": [m.to_json() for m in profile.recent],
+        }
+        print(json.dumps(data, indent=2))
+        return
+    retired = f", [bold red]retired[/] {bot.removed:%Y-%m-%d %H:%M}" if bot.removed else ""
+    console.print(
+        f"[bold]bot {bot.name}[/] (id {bot.id}), {'managed' if bot.command else 'remote'}, "
+        f"registered {bot.created:%Y-%m-%d %H:%M}{retired}, "
+        f"{profile.tournaments} tournament(s)",
+        highlight=False,
+    )
+    table = Table(title="Ratings")
+    for column in ("game", "μ", "σ", "μ−3σ", "matches", "mean score", "faults"):
+        table.add_column(column, justify="left" if column == "game" else "right")
+    for r in profile.ratings:
+        table.add_row(
+            r.game,
+            f"{r.mu:.2f}",
+            f"{r.sigma:.2f}",
+            f"{r.rating.conservative:.2f}",
+            str(r.matches),
+            f"{r.score_sum / r.matches:.2f}" if r.matches else "n/a",
+            str(r.faults),
+        )
+    console.print(table if profile.ratings else "no rated matches yet")
+    if profile.faults:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(profile.faults.items()))
+        console.print(f"faults by kind: {kinds}", highlight=False)
+    else:
+        console.print("faults by kind: none")
+    if profile.recent:
+        console.print(match_table(profile.recent, f"Latest {len(profile.recent)} matches"))
