@@ -185,7 +185,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("rating blew up after the seat rows were flushed")
 
-    monkeypatch.setattr(store_module, "apply_match", broken)
+    monkeypatch.setattr(store_module.ratings, "apply_match", broken)
     with pytest.raises(RuntimeError):
         store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     monkeypatch.undo()

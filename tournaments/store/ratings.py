@@ -9,9 +9,6 @@ from typing import Any
 from sqlalchemy import and_, delete, insert, or_
 from sqlmodel import Session, col, select
 
-# apply_match is looked up on the package when called, so that patching
-# tournaments.store.apply_match (as the rollback test does) reaches every rating step.
-from tournaments import store as _package
 from tournaments.models import (
     Bot,
     BotRating,
@@ -21,7 +18,7 @@ from tournaments.models import (
     SeatResult,
     Tournament,
 )
-from tournaments.ratings import Rating
+from tournaments.ratings import Rating, apply_match
 from tournaments.store.base import StoreBase
 
 
@@ -136,7 +133,7 @@ class RatingStore(StoreBase):
             ).all()
         }
         current = {b: r.rating for b, r in stored.items()}
-        changes = _package.apply_match(
+        changes = apply_match(
             tournament.trueskill, current, bot_ids, [s.rank for s in seats]
         )
         for seat, change in zip(seats, changes, strict=True):
@@ -188,7 +185,7 @@ class RatingStore(StoreBase):
             bot_ids = [s.bot_id for s in seats]
             for seat, change in zip(
                 seats,
-                _package.apply_match(settings, current, bot_ids, [s.rank for s in seats]),
+                apply_match(settings, current, bot_ids, [s.rank for s in seats]),
                 strict=True,
             ):
                 current[change.bot_id] = change.after
