@@ -4,6 +4,8 @@ Pure computation over `TournamentRows` (Store.tournament_rows); nothing here tou
 database. The cross-table compares two entrants over the matches where both sat, with a 95 %
 Student t-interval whose observations are deals, not matches: the rotations of one table
 share their seed (tournaments/schedule.py), so their score differences are not independent.
+Each pair of neighbours in the standings also gets P(the upper ranks above the lower) from
+the same per-deal differences (tournaments/confidence.py).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import pairwise
 from statistics import fmean, stdev
 from typing import Any
 
+from tournaments.confidence import p_above
 from tournaments.models import MatchStatus, Tournament
 from tournaments.ratings import Rating
 from tournaments.sequential import t_quantile_975
@@ -23,6 +27,10 @@ from tournaments.store import LOAD_VOID_PREFIX, TournamentRows
 INTERVAL = (
     "95 % Student t-interval over deals (one table in one round, all its rotations): "
     "mean ± t(0.975, n−1)·s/√n"
+)
+P_ABOVE = (
+    "P(above next): P(a bot's true mean score exceeds the next one's) over the deals both "
+    "played, T(n−1) at mean/(s/√n) of the per-deal differences"
 )
 
 
@@ -91,6 +99,18 @@ class Pair:
 
 
 @dataclass(frozen=True)
+class Neighbours:
+    """Two entrants next to each other in the standings: how sure it is that A ranks above B."""
+
+    a_id: int
+    a: str
+    b_id: int
+    b: str
+    difference: Estimate  # A's score minus B's, per deal
+    p_above: float | None  # P(A's true mean difference over B is above 0); None below 2 deals
+
+
+@dataclass(frozen=True)
 class TournamentResult:
     """A tournament's standings, cross-table, progress and voided matches."""
 
@@ -101,6 +121,14 @@ class TournamentResult:
     pairs: list[Pair]
     load_voids: int
     other_voids: int
+    neighbours: list[Neighbours] = field(default_factory=list)
+
+    def p_above_next(self, bot_id: int) -> float | None:
+        """P(this bot ranks above the next one in the standings); None for the last or unknown."""
+        for pair in self.neighbours:
+            if pair.a_id == bot_id:
+                return pair.p_above
+        return None
 
     def difference(self, a: int, b: int) -> Estimate:
         """A's score minus B's (bot ids) over the matches where both sat."""
@@ -139,6 +167,7 @@ class TournamentResult:
                     "forfeits": s.forfeits,
                     "rating_before": _rating_json(s.before),
                     "rating_after": _rating_json(s.after),
+                    "p_above_next": self.p_above_next(s.bot_id),
                 }
                 for s in self.standings
             ],
@@ -154,7 +183,20 @@ class TournamentResult:
                 }
                 for p in self.pairs
             ],
+            "neighbours": [
+                {
+                    "a": p.a,
+                    "b": p.b,
+                    "n": p.difference.n,
+                    "mean_difference": p.difference.mean,
+                    "ci_low": p.difference.low,
+                    "ci_high": p.difference.high,
+                    "p_above": p.p_above,
+                }
+                for p in self.neighbours
+            ],
             "interval": INTERVAL,
+            "p_above": P_ABOVE,
             "voids": {"load": self.load_voids, "other": self.other_voids},
         }
 
@@ -235,13 +277,30 @@ def summarise(rows: TournamentRows) -> TournamentResult:
         )
     standings.sort(key=lambda s: (s.mean is None, -(s.mean or 0.0), s.bot))
     pairs = []
+    per_deal: dict[tuple[int, int], list[float]] = {}
     for i, a in enumerate(rows.entrants):
         for b in rows.entrants[i + 1 :]:
             assert a.id is not None and b.id is not None
             by_deal = deals.get((a.id, b.id), {})
             means = [fmean(diffs) for _, diffs in sorted(by_deal.items())]
+            per_deal[(a.id, b.id)] = means
+            per_deal[(b.id, a.id)] = [0.0 - m for m in means]
             played = sum(len(diffs) for diffs in by_deal.values())
             pairs.append(Pair(a.id, a.name, b.id, b.name, played, estimate(means)))
+    ranked = [s for s in standings if s.mean is not None]
+    neighbours = []
+    for upper, lower in pairwise(ranked):
+        values = per_deal.get((upper.bot_id, lower.bot_id), [])
+        neighbours.append(
+            Neighbours(
+                upper.bot_id,
+                upper.bot,
+                lower.bot_id,
+                lower.bot,
+                estimate(values),
+                p_above(values),
+            )
+        )
     return TournamentResult(
         tournament=tournament,
         finished=len(finished),
@@ -250,4 +309,5 @@ def summarise(rows: TournamentRows) -> TournamentResult:
         pairs=pairs,
         load_voids=load_voids,
         other_voids=len(voided) - load_voids,
+        neighbours=neighbours,
     )

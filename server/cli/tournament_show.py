@@ -12,10 +12,11 @@ from rich.table import Table
 
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from tournaments.ratings import Rating
-from tournaments.standings import INTERVAL, Estimate, TournamentResult, summarise
+from tournaments.standings import INTERVAL, P_ABOVE, Estimate, TournamentResult, summarise
 
 TABLES = ("standings", "cross")
 NA = "n/a"
+P_NEXT = "P(above next)"
 
 
 def tournament_show(
@@ -72,6 +73,7 @@ def write_csv(result: TournamentResult, table: str) -> None:
         ["bot", "retired", "matches", "total_score", "mean_score"]
         + [f"place_{k}" for k in range(1, seats + 1)]
         + ["faults", "forfeits", "mu_before", "sigma_before", "mu_after", "sigma_after"]
+        + ["p_above_next"]
     )
     for s in result.standings:
         out.writerow(
@@ -80,6 +82,7 @@ def write_csv(result: TournamentResult, table: str) -> None:
             + [s.faults, s.forfeits]
             + _rating_cells(s.before)
             + _rating_cells(s.after)
+            + [_num(result.p_above_next(s.bot_id))]
         )
 
 
@@ -102,6 +105,7 @@ def show(result: TournamentResult, only: str | None) -> None:
     )
     if only in (None, "standings"):
         console.print(_standings(result))
+        console.print(P_ABOVE, highlight=False)
     if only in (None, "cross"):
         console.print(_cross(result))
         console.print(f"cell: row bot's score minus column bot's, {INTERVAL}", highlight=False)
@@ -125,7 +129,7 @@ def _standings(result: TournamentResult) -> Table:
         table.add_column(column, justify="right")
     for k in range(1, result.tournament.seats + 1):
         table.add_column(_ordinal(k), justify="right")
-    for column in ("faults", "forfeits", "μ before → after", "σ before → after"):
+    for column in ("faults", "forfeits", "μ before → after", "σ before → after", P_NEXT):
         table.add_column(column, justify="right")
     for place, s in enumerate(result.standings, start=1):
         table.add_row(
@@ -139,8 +143,17 @@ def _standings(result: TournamentResult) -> Table:
             str(s.forfeits),
             _change(s.before, s.after, "mu"),
             _change(s.before, s.after, "sigma"),
+            _p_next(result, s.bot_id),
         )
     return table
+
+
+def _p_next(result: TournamentResult, bot_id: int) -> str:
+    """P(above next) to three places: n/a below two shared deals, empty for the last bot."""
+    for pair in result.neighbours:
+        if pair.a_id == bot_id:
+            return NA if pair.p_above is None else f"{pair.p_above:.3f}"
+    return ""
 
 
 def _change(before: Rating | None, after: Rating | None, field: str) -> str:
