@@ -1,10 +1,15 @@
-"""TrueSkill ratings as pure functions over value objects: placements and per-match updates."""
+"""Ratings as pure functions over value objects: the set rating of record and placements.
+
+The rating of record is a Gaussian model on score margins, updated once per rotation set.
+The per-match TrueSkill update of earlier versions (`rate_match`, `apply_match`) is kept as
+the baseline that bench/ranking_quality.py measures the rating of record against.
+"""
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import trueskill
@@ -17,10 +22,14 @@ DEFAULT_BETA = DEFAULT_SIGMA / 2
 DEFAULT_TAU = DEFAULT_SIGMA / 100
 DEFAULT_DRAW_PROBABILITY = 0.10
 
+# Stored with the ratings: a database rated by another method is recomputed when opened.
+RATING_METHOD = 2
+RATING_METHOD_NAME = "set margins"
+
 
 @dataclass(frozen=True)
 class TrueSkillSettings:
-    """The TrueSkill environment a tournament is rated with (trueskill package defaults)."""
+    """A tournament's rating settings: prior mu and sigma, margin noise beta, tau, draws."""
 
     mu: float = DEFAULT_MU
     sigma: float = DEFAULT_SIGMA
@@ -50,6 +59,10 @@ class TrueSkillSettings:
     def initial(self) -> Rating:
         """The rating of a bot before its first match under these settings."""
         return Rating(self.mu, self.sigma)
+
+    def between_tournaments(self, rating: Rating) -> Rating:
+        """A rating carried into a new tournament: sigma widened once by tau."""
+        return Rating(rating.mu, math.sqrt(rating.sigma**2 + self.tau**2))
 
 
 @dataclass(frozen=True)
@@ -121,6 +134,91 @@ def apply_match(
         raise ResultError(f"a bot cannot hold two seats of one rated match: {list(bot_ids)}")
     before = [current.get(b, settings.initial()) for b in bot_ids]
     after = rate_match(settings, before, ranks)
+    return [RatingChange(b, x, y) for b, x, y in zip(bot_ids, before, after, strict=True)]
+
+
+def set_scores(
+    matches: Sequence[tuple[Sequence[int], Sequence[SeatOutcome]]],
+) -> tuple[list[int], list[float]]:
+    """Bots of a set (first seen first) and each one's rating score: points a match.
+
+    A forfeited seat scores at most the lowest score of the seats that played on in that
+    match, so a forfeit never gains from the referee's fallback play.
+    """
+    totals: dict[int, float] = {}
+    counts: dict[int, int] = {}
+    for bot_ids, outcomes in matches:
+        if len(bot_ids) != len(outcomes):
+            raise ResultError(f"a match has {len(bot_ids)} seats but {len(outcomes)} outcomes")
+        played_on = [float(o.score) for o in outcomes if not o.forfeited]
+        floor = min(played_on) if played_on else math.inf
+        for bot, outcome in zip(bot_ids, outcomes, strict=True):
+            score = float(outcome.score)
+            if outcome.forfeited:
+                score = min(score, floor)
+            totals[bot] = totals.get(bot, 0.0) + score
+            counts[bot] = counts.get(bot, 0) + 1
+    bots = list(totals)
+    return bots, [totals[b] / counts[b] for b in bots]
+
+
+def rate_set(
+    settings: TrueSkillSettings, before: Sequence[Rating], scores: Sequence[float], matches: int
+) -> list[Rating]:
+    """New ratings after a set where seat i scored scores[i] points a match over `matches`.
+
+    Only the margins inform: scores[i] - mean(scores) = skill_i - mean(skill) + noise, with
+    noise variance beta^2 / matches per seat. The exact Gaussian posterior of the set's bots
+    is reduced to its marginals (mean and sigma per bot); no drift is added.
+    """
+    k = len(before)
+    if k < 2 or len(scores) != k:
+        raise ResultError(
+            f"a rated set needs at least 2 bots and one score per bot "
+            f"(got {k} ratings, {len(scores)} scores)"
+        )
+    if matches < 1:
+        raise ResultError(f"a rated set needs at least one match, not {matches}")
+    for score in scores:
+        if not math.isfinite(score):
+            raise ResultError(f"a set score must be a finite number, not {score!r}")
+    precision = matches / settings.beta**2
+    centre = math.fsum(scores) / k
+    # Posterior precision: diag(1/sigma^2) + precision * (I - 11'/k); its inverse by
+    # Sherman-Morrison, since (I - 11'/k) is a rank-one change of the identity.
+    inverse = [1.0 / (1.0 / r.sigma**2 + precision) for r in before]
+    shift = precision / k / (1.0 - precision / k * math.fsum(inverse))
+    pulled = [
+        r.mu / r.sigma**2 + precision * (s - centre) for r, s in zip(before, scores, strict=True)
+    ]
+    common = math.fsum(i * p for i, p in zip(inverse, pulled, strict=True))
+    return [
+        Rating(i * p + shift * i * common, math.sqrt(i + shift * i * i))
+        for i, p in zip(inverse, pulled, strict=True)
+    ]
+
+
+def apply_set(
+    settings: TrueSkillSettings,
+    current: Mapping[int, Rating],
+    bot_ids: Sequence[int],
+    scores: Sequence[float],
+    matches: int,
+    *,
+    carried: Collection[int] = (),
+) -> list[RatingChange]:
+    """Rate one set: bot_ids[i] scored scores[i] points a match; unknown bots start at initial.
+
+    Bots in `carried` come from an earlier tournament: their sigma is widened by tau first.
+    """
+    if len(set(bot_ids)) != len(bot_ids):
+        raise ResultError(f"a bot cannot be rated twice in one set: {list(bot_ids)}")
+    before = [current.get(b, settings.initial()) for b in bot_ids]
+    start = [
+        settings.between_tournaments(r) if b in carried else r
+        for b, r in zip(bot_ids, before, strict=True)
+    ]
+    after = rate_set(settings, start, scores, matches)
     return [RatingChange(b, x, y) for b, x, y in zip(bot_ids, before, after, strict=True)]
 
 

@@ -22,7 +22,14 @@ from tournaments.errors import (
     UnknownMatchError,
 )
 from tournaments.models import Bot, BotRating, Match, RatingHistory, SeatResult
-from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_match, placements
+from tournaments.ratings import (
+    Rating,
+    SeatOutcome,
+    TrueSkillSettings,
+    apply_set,
+    placements,
+    set_scores,
+)
 from tournaments.schedule import round_robin
 from tournaments.store import FinishedMatch, Store, hash_token
 
@@ -73,12 +80,22 @@ def history_numbers(store: Store) -> list[tuple[int, int, float, float, float, f
 
 
 def replay_in_memory(store: Store, tournament_id: int) -> dict[int, Rating]:
-    """Ratings computed without the database, in schedule order."""
+    """Ratings computed without the database: one update per set, in schedule order."""
     settings = store.get_tournament(tournament_id).trueskill
-    current: dict[int, Rating] = {}
+    sets: dict[tuple[int, int], list[tuple[list[int], list[SeatOutcome]]]] = {}
     for m in store.matches(tournament_id, include_voided=False):
         assert m.result is not None
-        for change in apply_match(settings, current, m.seats, m.result["ranks"]):
+        outcomes = [
+            SeatOutcome(score, faults, forfeited)
+            for score, faults, forfeited in zip(
+                m.result["scores"], m.result["faults"], m.result["forfeited"], strict=True
+            )
+        ]
+        sets.setdefault((m.round, m.table_index), []).append((m.seats, outcomes))
+    current: dict[int, Rating] = {}
+    for played in sets.values():
+        bots, scores = set_scores(played)
+        for change in apply_set(settings, current, bots, scores, len(played)):
             current[change.bot_id] = change.after
     return current
 
@@ -141,19 +158,30 @@ def test_record_result_then_duplicate_raises_and_leaves_one_set_of_rows(store: S
     with pytest.raises(MatchAlreadyFinishedError):
         store.start_match(first.id)
     assert count(store, SeatResult, SeatResult.match_id == first.id) == 3
-    assert count(store, RatingHistory, RatingHistory.match_id == first.id) == 3
+    # The set is not complete: the match is counted but no rating moves yet.
+    assert count(store, RatingHistory) == 0
     assert rating_numbers(store) == before
+    assert before[first.seats[0]] == (25.0, 25.0 / 3, 1, 12.0, 1)
     seats = store.seat_results(first.id)
     assert [(s.seat, s.bot_id, s.score, s.rank, s.faults, s.forfeited) for s in seats] == [
         (0, first.seats[0], 12.0, 1, 1, False),
         (1, first.seats[1], 12.0, 1, 0, False),
         (2, first.seats[2], -3.0, 3, 0, True),
     ]
-    expected = apply_match(TrueSkillSettings(), {}, first.seats, [1, 1, 3])
-    assert {c.bot_id: (c.after.mu, c.after.sigma) for c in expected} == {
-        b: (r[0], r[1]) for b, r in before.items()
+    rest = store.pending_matches(t.id)[:2]
+    for m in rest:
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(6), SeatOutcome(3), SeatOutcome(0)])
+    assert rest[-1].id is not None
+    assert count(store, RatingHistory, RatingHistory.match_id == rest[-1].id) == 3
+    a, b, c = first.seats  # rotations seat (a,b,c), (b,c,a), (c,a,b)
+    # a: 12 + 0 + 3, b: 12 + 6 + 0, c: -3 + 3 + 6 points over the set's three matches
+    expected = apply_set(TrueSkillSettings(), {}, [a, b, c], [15 / 3, 18 / 3, 6 / 3], 3)
+    after = rating_numbers(store)
+    assert {ch.bot_id: (ch.after.mu, ch.after.sigma) for ch in expected} == {
+        bot: (r[0], r[1]) for bot, r in after.items()
     }
-    assert before[first.seats[0]][2:] == (1, 12.0, 1)
+    assert after[b][0] > after[a][0] > 25.0 > after[c][0]
     detail = store.match_detail(first.id)
     assert detail.match.record == {"actions": ["play:QH"]}
     assert detail.bot_names == {i: f"bot-{n}" for n, i in enumerate(ids)}
@@ -185,15 +213,21 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("rating blew up after the seat rows were flushed")
 
-    monkeypatch.setattr(store_module.ratings, "apply_match", broken)
+    for done in store.pending_matches(t.id)[:2]:
+        assert done.id is not None
+        store.record_result(done.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+    m = store.pending_matches(t.id)[0]  # the match that completes the set
+    assert m.id is not None
+    monkeypatch.setattr(store_module.ratings, "apply_set", broken)
     with pytest.raises(RuntimeError):
         store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     monkeypatch.undo()
     assert store.get_match(m.id).status == "pending"
-    assert count(store, SeatResult) == 0 and count(store, BotRating) == 0
+    assert count(store, SeatResult) == 6 and count(store, RatingHistory) == 0
+    assert {r[2] for r in rating_numbers(store).values()} == {2}
     store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
-    assert count(store, SeatResult) == 3
-    assert {r[2] for r in rating_numbers(store).values()} == {1}
+    assert count(store, SeatResult) == 9 and count(store, RatingHistory) == 3
+    assert {r[2] for r in rating_numbers(store).values()} == {3}
 
 
 def record_all_concurrently(stores: list[Store], matches: list[Match]) -> None:
@@ -240,7 +274,8 @@ def test_concurrent_recording_from_four_threads_loses_no_rating_update(
     live = rating_numbers(store)
     assert {b: v[2] for b, v in live.items()} == played
     assert count(store, SeatResult) == len(matches) * 3
-    assert count(store, RatingHistory) == len(matches) * 3
+    sets = {(m.round, m.table_index) for m in matches}
+    assert count(store, RatingHistory) == len(sets) * 3
     assert store.tournament_status(t.id).counts["finished"] == len(matches)
     assert store.get_tournament(t.id).status == "finished"
     live_history = history_numbers(store)
@@ -293,7 +328,9 @@ def test_committer_records_in_schedule_order_and_recompute_gives_the_same_floats
     assert [h.id for h in history] == sorted(h.id for h in history if h.id is not None)
     live = rating_numbers(store)
     live_history = history_numbers(store)
-    assert len(live_history) == (len(store.matches(first.id)) + len(store.matches(second.id))) * 3
+    sets = {(m.tournament_id, m.round, m.table_index) for m in store.matches(first.id)}
+    sets |= {(m.tournament_id, m.round, m.table_index) for m in store.matches(second.id)}
+    assert len(live_history) == len(sets) * 3
     store.recompute(GAME)
     assert rating_numbers(store) == live
     assert history_numbers(store) == live_history
@@ -395,7 +432,7 @@ def test_a_voided_match_is_not_rated_and_is_scheduled_again(store: Store) -> Non
         store.record_result(p.id, outcomes_for(p))
     with pytest.raises(MatchAlreadyFinishedError):
         store.void_match(again.id, "too late")
-    assert count(store, RatingHistory) == 9
+    assert count(store, RatingHistory) == 3  # one set: one update per bot
     live = rating_numbers(store)
     store.recompute(GAME)
     assert rating_numbers(store) == live

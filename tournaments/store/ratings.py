@@ -1,13 +1,15 @@
-"""Stored ratings: leaderboards, rating rows and history, live rating and recompute."""
+"""Stored ratings: leaderboards, rating rows and history, per-set rating, recompute, upgrade."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, insert, or_
-from sqlmodel import Session, col, select
+from sqlalchemy import and_, delete, func, insert, or_
+from sqlalchemy.engine import URL
+from sqlmodel import Field, Session, SQLModel, col, select
 
 from tournaments.models import (
     Bot,
@@ -18,8 +20,26 @@ from tournaments.models import (
     SeatResult,
     Tournament,
 )
-from tournaments.ratings import Rating, apply_match
+from tournaments.ratings import (
+    RATING_METHOD,
+    RATING_METHOD_NAME,
+    Rating,
+    SeatOutcome,
+    apply_set,
+    set_scores,
+)
 from tournaments.store.base import StoreBase
+
+_UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
+
+
+class RatingMethodRow(SQLModel, table=True):
+    """Which rating method the stored ratings were computed with (one row)."""
+
+    __tablename__ = "rating_method"
+
+    id: int = Field(default=1, primary_key=True)
+    version: int
 
 
 @dataclass(frozen=True)
@@ -38,7 +58,12 @@ class RankingRow:
 
 
 class RatingStore(StoreBase):
-    """Ratings: the leaderboard, rating rows, history, per-match updates and recompute."""
+    """Ratings: the leaderboard, rating rows, history, per-set updates and recompute."""
+
+    def __init__(self, url: str | URL | None = None, *, echo: bool = False) -> None:
+        """Open the store; ratings stored by an older rating method are recomputed once."""
+        super().__init__(url, echo=echo)
+        self._upgrade_ratings()
 
     def rankings(self, game: str, *, include_removed: bool = False) -> list[RankingRow]:
         """The game's leaderboard sorted by mu - 3 sigma; equal values share a rank."""
@@ -96,9 +121,42 @@ class RatingStore(StoreBase):
             return list(session.exec(query).all())
 
     def recompute(self, game: str) -> int:
-        """Rebuild the game's ratings and history from stored matches; returns matches rated."""
+        """Rebuild the game's ratings and history from stored matches; returns matches counted."""
         with self._write() as session:
             return self._recompute(session, game)
+
+    def _upgrade_ratings(self) -> None:
+        """Recompute every game once when the stored ratings were made by another method."""
+        with self._read() as session:
+            stored = session.get(RatingMethodRow, 1)
+        if stored is not None and stored.version == RATING_METHOD:
+            return
+        with self._write() as session:
+            row = session.get(RatingMethodRow, 1)
+            if row is not None and row.version == RATING_METHOD:
+                return  # another process upgraded it first
+            games = sorted(
+                set(session.exec(select(BotRating.game).distinct()).all())
+                | set(
+                    session.exec(
+                        select(Tournament.game)
+                        .join(Match, col(Match.tournament_id) == col(Tournament.id))
+                        .where(Match.status == MatchStatus.FINISHED.value)
+                        .distinct()
+                    ).all()
+                )
+            )
+            for game in games:
+                self._recompute(session, game)
+            row = row or RatingMethodRow(id=1, version=RATING_METHOD)
+            row.version = RATING_METHOD
+            session.add(row)
+        if games:
+            print(
+                f"cardshark: ratings of {', '.join(games)} recomputed once by the "
+                f"{RATING_METHOD_NAME} rating of record (method {RATING_METHOD})",
+                file=sys.stderr,
+            )
 
     def _later_match_rated(self, session: Session, tournament: Tournament, match: Match) -> bool:
         later = session.exec(
@@ -123,38 +181,89 @@ class RatingStore(StoreBase):
     def _rate(
         self, session: Session, tournament: Tournament, match_id: int, seats: list[SeatResult]
     ) -> None:
-        bot_ids = [s.bot_id for s in seats]
-        stored = {
-            r.bot_id: r
-            for r in session.exec(
-                select(BotRating)
-                .where(BotRating.game == tournament.game, col(BotRating.bot_id).in_(bot_ids))
-                .with_for_update()
-            ).all()
-        }
-        current = {b: r.rating for b, r in stored.items()}
-        changes = apply_match(
-            tournament.trueskill, current, bot_ids, [s.rank for s in seats]
-        )
-        for seat, change in zip(seats, changes, strict=True):
-            row = stored.get(seat.bot_id) or BotRating(
-                bot_id=seat.bot_id, game=tournament.game, mu=0.0, sigma=0.0
-            )
-            row.mu, row.sigma = change.after.mu, change.after.sigma
+        """Count a recorded match; rate its set when this match completes it."""
+        stored = self._locked_ratings(session, tournament.game, [s.bot_id for s in seats])
+        for seat in seats:
+            row = stored.get(seat.bot_id)
+            if row is None:
+                initial = tournament.trueskill.initial()
+                row = BotRating(
+                    bot_id=seat.bot_id, game=tournament.game, mu=initial.mu, sigma=initial.sigma
+                )
+                stored[seat.bot_id] = row
             row.matches += 1
             row.score_sum += seat.score
             row.faults += seat.faults
             session.add(row)
-            session.add(
-                _history(tournament.game, match_id, change.bot_id, change.before, change.after)
+        match = self._match(session, match_id, lock=False)
+        members = session.exec(
+            select(Match)
+            .where(
+                Match.tournament_id == match.tournament_id,
+                Match.round == match.round,
+                Match.table_index == match.table_index,
+                Match.status != MatchStatus.VOIDED.value,
             )
+            .order_by(col(Match.schedule_index))
+        ).all()
+        if any(m.status != MatchStatus.FINISHED.value for m in members):
+            return
+        member_ids = [m.id for m in members]
+        rows = session.exec(
+            select(SeatResult)
+            .join(Match, col(Match.id) == col(SeatResult.match_id))
+            .where(col(SeatResult.match_id).in_(member_ids))
+            .order_by(col(Match.schedule_index), col(SeatResult.seat))
+        ).all()
+        by_match: dict[int, list[SeatResult]] = defaultdict(list)
+        for seat_row in rows:
+            by_match[seat_row.match_id].append(seat_row)
+        bots, scores = set_scores([_seated(by_match[m]) for m in by_match])
+        stored.update(self._locked_ratings(session, tournament.game, bots))
+        last_tournament = dict(
+            session.exec(
+                select(RatingHistory.bot_id, func.max(Match.tournament_id))
+                .join(Match, col(Match.id) == col(RatingHistory.match_id))
+                .where(RatingHistory.game == tournament.game, col(RatingHistory.bot_id).in_(bots))
+                .group_by(col(RatingHistory.bot_id))
+            ).all()
+        )
+        changes = apply_set(
+            tournament.trueskill,
+            {b: r.rating for b, r in stored.items()},
+            bots,
+            scores,
+            len(members),
+            carried={b for b, t in last_tournament.items() if t != tournament.id},
+        )
+        last_id = members[-1].id
+        assert last_id is not None
+        for change in changes:
+            row = stored[change.bot_id]
+            row.mu, row.sigma = change.after.mu, change.after.sigma
+            session.add(row)
+            session.add(
+                _history(tournament.game, last_id, change.bot_id, change.before, change.after)
+            )
+
+    def _locked_ratings(
+        self, session: Session, game: str, bot_ids: list[int]
+    ) -> dict[int, BotRating]:
+        return {
+            r.bot_id: r
+            for r in session.exec(
+                select(BotRating)
+                .where(BotRating.game == game, col(BotRating.bot_id).in_(bot_ids))
+                .with_for_update()
+            ).all()
+        }
 
     def _recompute(self, session: Session, game: str) -> int:
         session.flush()
         session.exec(delete(RatingHistory).where(col(RatingHistory.game) == game))
         session.exec(delete(BotRating).where(col(BotRating.game) == game))
         rows = session.exec(
-            select(Match.id, Tournament.id, SeatResult)
+            select(Match, SeatResult)
             .join(Tournament, col(Tournament.id) == col(Match.tournament_id))
             .join(SeatResult, col(SeatResult.match_id) == col(Match.id))
             .where(Tournament.game == game, Match.status == MatchStatus.FINISHED.value)
@@ -165,33 +274,55 @@ class RatingStore(StoreBase):
                 col(SeatResult.seat),
             )
         ).all()
+        open_sets = set(
+            session.exec(
+                select(Match.tournament_id, Match.round, Match.table_index)
+                .join(Tournament, col(Tournament.id) == col(Match.tournament_id))
+                .where(Tournament.game == game, col(Match.status).in_(_UNFINISHED))
+            ).all()
+        )
         by_match: dict[int, list[SeatResult]] = defaultdict(list)
-        tournament_of: dict[int, int] = {}
-        for match_id, tournament_id, seat in rows:
-            assert match_id is not None and tournament_id is not None
-            by_match[match_id].append(seat)
-            tournament_of[match_id] = tournament_id
+        set_of: dict[int, tuple[int, int, int]] = {}
+        for match, seat in rows:
+            assert match.id is not None
+            by_match[match.id].append(seat)
+            set_of[match.id] = (match.tournament_id, match.round, match.table_index)
         settings_of = {
             t.id: t.trueskill
             for t in session.exec(
-                select(Tournament).where(col(Tournament.id).in_(set(tournament_of.values())))
+                select(Tournament).where(col(Tournament.id).in_({k[0] for k in set_of.values()}))
             ).all()
         }
         current: dict[int, Rating] = {}
         totals: dict[int, _Totals] = defaultdict(_Totals)
+        sets: dict[tuple[int, int, int], list[int]] = {}
+        for match_id, seats in by_match.items():  # insertion order is schedule order
+            key = set_of[match_id]
+            for seat in seats:
+                current.setdefault(seat.bot_id, settings_of[key[0]].initial())
+                totals[seat.bot_id].add(seat)
+            sets.setdefault(key, []).append(match_id)
+        last_tournament: dict[int, int] = {}
         history: list[dict[str, Any]] = []
-        for match_id, seats in by_match.items():  # insertion order is rating order
-            settings = settings_of[tournament_of[match_id]]
-            bot_ids = [s.bot_id for s in seats]
-            for seat, change in zip(
-                seats,
-                apply_match(settings, current, bot_ids, [s.rank for s in seats]),
-                strict=True,
+        # A set is rated when its last match is recorded: in the order of its last match.
+        position = {match_id: n for n, match_id in enumerate(by_match)}
+        complete = [(members[-1], key, members) for key, members in sets.items()]
+        for last_id, key, members in sorted(complete, key=lambda c: position[c[0]]):
+            if key in open_sets:
+                continue
+            bots, scores = set_scores([_seated(by_match[m]) for m in members])
+            for change in apply_set(
+                settings_of[key[0]],
+                current,
+                bots,
+                scores,
+                len(members),
+                carried={b for b in bots if last_tournament.get(b, key[0]) != key[0]},
             ):
                 current[change.bot_id] = change.after
-                totals[change.bot_id].add(seat)
+                last_tournament[change.bot_id] = key[0]
                 history.append(
-                    _history(game, match_id, change.bot_id, change.before, change.after).model_dump(
+                    _history(game, last_id, change.bot_id, change.before, change.after).model_dump(
                         exclude={"id"}
                     )
                 )
@@ -211,6 +342,7 @@ class RatingStore(StoreBase):
                     for bot_id, rating in current.items()
                 ],
             )
+        if history:
             session.exec(insert(RatingHistory), params=history)
         return len(by_match)
 
@@ -228,6 +360,10 @@ class _Totals:
         self.matches += 1
         self.score_sum += seat.score
         self.faults += seat.faults
+
+
+def _seated(seats: list[SeatResult]) -> tuple[list[int], list[SeatOutcome]]:
+    return [s.bot_id for s in seats], [SeatOutcome(s.score, s.faults, s.forfeited) for s in seats]
 
 
 def _history(game: str, match_id: int, bot_id: int, before: Rating, after: Rating) -> RatingHistory:
