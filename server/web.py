@@ -44,7 +44,8 @@ def make_app(store: Store) -> Starlette:
 
     def bot(request: Request) -> Response:
         try:
-            found = store.get_bot(request.path_params["name"])
+            # A retired bot's page still answers: its matches are listed everywhere else.
+            found = store.get_bot(request.path_params["name"], include_removed=True)
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
         ratings = []

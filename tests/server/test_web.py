@@ -135,7 +135,7 @@ def test_replay_viewer_steps_through_a_match(site: tuple[str, Store], browser_pa
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#step")).to_have_text("2")
     expect(page.locator("#action")).to_have_text(actions[1])
-    page.get_by_role("button", name="⏭").click()
+    page.get_by_role("button", name="last ▶|").click()
     expect(page.locator("#step")).to_have_text(str(len(actions)))
 
 
@@ -158,3 +158,45 @@ def test_no_page_shows_a_bot_command_or_path(site: tuple[str, Store]) -> None:
         with urllib.request.urlopen(url + path, timeout=5) as response:
             html = response.read().decode()
         assert [s for s in secrets if s in html] == [], path
+
+
+def test_a_fault_names_its_own_seat_and_a_retired_bot_keeps_its_page(
+    site: tuple[str, Store], browser_page: Page
+) -> None:
+    """Runs last: it rewrites one stored record and retires a bot."""
+    from sqlmodel import Session
+
+    from tournaments.models import Match
+
+    url, store = site
+    tournament = store.list_tournaments()[0]
+    match = store.matches(tournament.id or 0)[0]
+    record = dict(match.record or {})
+    # A no-show of seat 2, charged before the first decision (which seat 0 or 1 makes).
+    record["faults"] = [
+        {
+            "seat": 2,
+            "kind": "no_show",
+            "detail": "did not connect within 10 s",
+            "request_id": 0,
+            "decision": 0,
+            "fallback": "",
+        }
+    ]
+    with Session(store.engine) as session:
+        row = session.get(Match, match.id)
+        assert row is not None
+        row.record = record
+        session.add(row)
+        session.commit()
+    names = [store.get_bot(b).name for b in match.seats]
+    page = browser_page
+    page.goto(f"{url}/matches/{match.id}")
+    fault = page.locator("span.fault")
+    expect(fault).to_have_count(1)
+    expect(fault).to_contain_text(f"fault no_show of seat 2 {names[2]}")
+    retired = names[1]
+    assert store.remove_bot(retired) == "retired"
+    page.goto(f"{url}/bots/{retired}")
+    expect(page.locator("h1")).to_have_text(f"{retired} (retired)")
+    expect(page.locator("a[href^='/matches/']")).to_have_count(3)
