@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import fmean, stdev
 
 
@@ -52,6 +53,29 @@ def p_above(values: Sequence[float]) -> float | None:
     return t_cdf(mean / (spread / math.sqrt(n)), n - 1)
 
 
-def resolved(p: float | None, confidence: float) -> bool:
-    """Whether a neighbour pair with P(above next) = p is separated at `confidence`."""
-    return p is not None and p >= confidence
+DEFAULT_MAX_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class ConfidenceGoal:
+    """Play rounds until every neighbour pair is separated at `confidence`, or `max_rounds`."""
+
+    confidence: float
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+
+    def __post_init__(self) -> None:
+        if not 0.5 < self.confidence < 1.0:
+            raise ValueError(f"confidence must be above 0.5 and below 1, not {self.confidence:g}")
+        if self.max_rounds < 1:
+            raise ValueError(f"max rounds must be at least 1, not {self.max_rounds}")
+
+    @property
+    def threshold(self) -> float:
+        """The P(above next) a pair needs: 1 − (1 − confidence) / (2 · max_rounds)."""
+        # Bonferroni over both orders and every look (one per round): equal bots are then
+        # reported separated, in either order, at some round with probability ≤ 1 − confidence.
+        return 1.0 - (1.0 - self.confidence) / (2 * self.max_rounds)
+
+    def separates(self, p: float | None) -> bool:
+        """Whether a neighbour pair with P(above next) = p is separated."""
+        return p is not None and p >= self.threshold

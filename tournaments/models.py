@@ -11,6 +11,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
+from tournaments.confidence import ConfidenceGoal
 from tournaments.ratings import Rating, TrueSkillSettings
 
 
@@ -106,6 +107,24 @@ class Tournament(SQLModel, table=True):
             tau=self.ts_tau,
             draw_probability=self.ts_draw_probability,
         )
+
+
+class TournamentGoal(SQLModel, table=True):
+    """A tournament that adds rounds until its standings are separated at `confidence`.
+
+    A table of its own rather than columns of `tournaments`: create_all adds a new table to
+    an existing database but never a column, so older databases need no migration."""
+
+    __tablename__ = "tournament_goals"
+
+    tournament_id: int = Field(foreign_key="tournaments.id", primary_key=True)
+    confidence: float = Field(sa_type=Double)
+    max_rounds: int
+
+    @property
+    def goal(self) -> ConfidenceGoal:
+        """The goal as a value object."""
+        return ConfidenceGoal(self.confidence, self.max_rounds)
 
 
 class TournamentEntrant(SQLModel, table=True):

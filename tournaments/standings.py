@@ -18,7 +18,7 @@ from itertools import pairwise
 from statistics import fmean, stdev
 from typing import Any
 
-from tournaments.confidence import p_above
+from tournaments.confidence import ConfidenceGoal, p_above
 from tournaments.models import MatchStatus, Tournament
 from tournaments.ratings import Rating
 from tournaments.sequential import t_quantile_975
@@ -201,6 +201,11 @@ class TournamentResult:
         }
 
 
+def unresolved(result: TournamentResult, goal: ConfidenceGoal) -> list[Neighbours]:
+    """The neighbour pairs of the standings not yet separated at the goal's confidence."""
+    return [pair for pair in result.neighbours if not goal.separates(pair.p_above)]
+
+
 class _Tally:
     """An entrant's running totals over finished matches."""
 
@@ -287,9 +292,8 @@ def summarise(rows: TournamentRows) -> TournamentResult:
             per_deal[(b.id, a.id)] = [0.0 - m for m in means]
             played = sum(len(diffs) for diffs in by_deal.values())
             pairs.append(Pair(a.id, a.name, b.id, b.name, played, estimate(means)))
-    ranked = [s for s in standings if s.mean is not None]
     neighbours = []
-    for upper, lower in pairwise(ranked):
+    for upper, lower in pairwise(standings):
         values = per_deal.get((upper.bot_id, lower.bot_id), [])
         neighbours.append(
             Neighbours(

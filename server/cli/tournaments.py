@@ -27,6 +27,7 @@ from server.cli.common import (
     check_sandbox_kind,
     command_group,
     console,
+    fail,
     open_store,
     parse_options,
     require_sandbox,
@@ -35,7 +36,9 @@ from server.cli.common import (
 )
 from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
+from server.cli.until_confident import play_until_confident
 from server.house import resolve_names
+from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
 
 tournament_app = command_group("Run and inspect tournaments.")
 
@@ -71,6 +74,20 @@ def tournament_run(
     gauntlet: Annotated[
         bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
     ] = False,
+    until_confident: Annotated[
+        float | None,
+        typer.Option(
+            metavar="P",
+            help="Add rounds until every neighbour pair of the standings is separated at "
+            "confidence P (docs/statistics.md), up to --max-rounds.",
+        ),
+    ] = None,
+    max_rounds: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help=f"With --until-confident: at most N rounds (default {DEFAULT_MAX_ROUNDS})."
+        ),
+    ] = None,
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     tls_client_ca: TlsClientCaOption = None,
@@ -84,6 +101,7 @@ def tournament_run(
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
+    goal = confidence_goal(until_confident, max_rounds, rounds)
     check_clock(clock)
     check_listen(host, port)
     check_sandbox_kind(sandbox)
@@ -106,16 +124,41 @@ def tournament_run(
             bank_ms=bank_ms,
             format="gauntlet" if gauntlet else "round_robin",
         )
-        assert tournament.id is not None
-        scheduled = store.tournament_status(tournament.id).scheduled
-        console.print(f"tournament {tournament.id}: {game}, {len(names)} bots, {scheduled} matches")
+        tid = tournament.id
+        assert tid is not None
+        if goal is not None:
+            store.set_goal(tid, goal)
+        scheduled = store.tournament_status(tid).scheduled
+        console.print(f"tournament {tid}: {game}, {len(names)} bots, {scheduled} matches")
         if create_only:
-            console.print(f"play it with: cardshark tournament resume {tournament.id}")
+            console.print(f"play it with: cardshark tournament resume {tid}")
             return
-        run_with_progress(
-            store, tournament.id, concurrency, port, host, tls, policy, clock, allow_absent
-        )
+
+        def play() -> None:
+            run_with_progress(store, tid, concurrency, port, host, tls, policy, clock, allow_absent)
+
+        if goal is None:
+            play()
+        else:
+            play_until_confident(store, tid, play)
         show_rankings(store, tournament.game)
+
+
+def confidence_goal(
+    until_confident: float | None, max_rounds: int | None, rounds: int
+) -> ConfidenceGoal | None:
+    """The --until-confident goal of a new tournament, checked before anything is stored."""
+    if until_confident is None:
+        if max_rounds is not None:
+            fail("--max-rounds caps --until-confident; give both or neither")
+        return None
+    try:
+        goal = ConfidenceGoal(until_confident, max_rounds or max(DEFAULT_MAX_ROUNDS, rounds))
+    except ValueError as exc:
+        fail(f"--until-confident: {exc}")
+    if goal.max_rounds < rounds:
+        fail(f"--max-rounds {goal.max_rounds} is below --rounds {rounds}")
+    return goal
 
 
 @tournament_app.command("resume")
@@ -137,16 +180,24 @@ def tournament_resume(
     allow_absent: AllowAbsentOption = False,
     db: DbOption = None,
 ) -> None:
-    """Play whatever a stopped tournament left unfinished, then show the rankings."""
+    """Play whatever a stopped tournament left unfinished, then show the rankings; one made
+    with --until-confident goes on adding rounds as it would have."""
     check_listen(host, port)
     check_sandbox_kind(sandbox)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
-        run_with_progress(
-            store, tournament_id, concurrency, port, host, tls, policy, clock, allow_absent
-        )
+
+        def play() -> None:
+            run_with_progress(
+                store, tournament_id, concurrency, port, host, tls, policy, clock, allow_absent
+            )
+
+        if store.goal(tournament_id) is None:
+            play()
+        else:
+            play_until_confident(store, tournament_id, play)
         show_rankings(store, tournament.game)
 
 

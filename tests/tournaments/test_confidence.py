@@ -8,12 +8,14 @@ import math
 import random
 from collections.abc import Callable, Iterator
 from statistics import fmean
+from typing import Any
 
 import pytest
 
-from tournaments.confidence import p_above, resolved, t_cdf
+from tournaments.confidence import ConfidenceGoal, p_above, t_cdf
+from tournaments.errors import ScheduleError
 from tournaments.ratings import SeatOutcome
-from tournaments.standings import estimate, summarise
+from tournaments.standings import estimate, summarise, unresolved
 from tournaments.store import Store
 
 REPLICATIONS = 2000
@@ -68,7 +70,6 @@ def test_p_above_on_hand_made_numbers() -> None:
     assert p_above([-1.0, -3.0]) == pytest.approx(0.5 - math.atan(2) / math.pi, abs=1e-12)
     assert (p_above([2.0, 2.0, 2.0]), p_above([0.0, 0.0]), p_above([-1.0, -1.0])) == (1, 0.5, 0)
     assert p_above([5.0]) is None and p_above([]) is None
-    assert resolved(0.95, 0.95) and not resolved(0.9499, 0.95) and not resolved(None, 0.5)
 
 
 @pytest.fixture
@@ -94,7 +95,8 @@ def test_standings_neighbours_carry_p_above_from_their_per_deal_differences(
     assert t.id is not None
     names = {b.id: b.name for b in store.tournament_entrants(t.id)}
     before = summarise(store.tournament_rows(t.id))
-    assert before.neighbours == [] and before.to_json()["neighbours"] == []
+    assert [(n.difference.n, n.p_above) for n in before.neighbours] == [(0, None), (0, None)]
+    assert len(unresolved(before, ConfidenceGoal(0.9))) == 2
     for match in store.pending_matches(t.id):
         assert match.id is not None
         scores = ROUNDS[match.round]
@@ -205,3 +207,116 @@ def test_p_above_grows_with_the_true_gap() -> None:
         )
         rates.append(hits / 500)
     assert rates[0] < 0.1 < rates[1] < rates[2] and rates[2] > 0.9
+
+
+# -- the goal and appended rounds -------------------------------------------------------------
+
+
+def test_the_goal_threshold_corrects_for_both_orders_and_every_round() -> None:
+    goal = ConfidenceGoal(0.95, max_rounds=20)
+    assert goal.threshold == pytest.approx(1 - 0.05 / 40, abs=1e-15)
+    assert goal.separates(0.99875) and not goal.separates(0.9987) and not goal.separates(None)
+    assert ConfidenceGoal(0.9, max_rounds=1).threshold == pytest.approx(0.95, abs=1e-15)
+    for bad in (0.5, 1.0, 0.2):
+        with pytest.raises(ValueError, match="confidence"):
+            ConfidenceGoal(bad)
+    with pytest.raises(ValueError, match="max rounds"):
+        ConfidenceGoal(0.9, max_rounds=0)
+
+
+def test_equal_bots_are_separated_at_some_round_at_most_one_minus_p_of_the_time() -> None:
+    # The goal's promise, simulated: two bots of equal strength, 2 sets a round, looked at
+    # after every round up to max_rounds; "separated" at any look is a false verdict.
+    goal = ConfidenceGoal(0.9, max_rounds=10)
+    rng = random.Random(9)
+    false = naive = 0
+    for _ in range(REPLICATIONS):
+        values: list[float] = []
+        ever = ever_naive = False
+        for _ in range(goal.max_rounds):
+            values += [set_value(rng, 0.0, 3, normal) for _ in range(2)]
+            p = p_above(values) or 0.5
+            top = max(p, 1 - p)  # whichever bot the standings put first
+            ever = ever or goal.separates(top)
+            ever_naive = ever_naive or top >= goal.confidence
+        false += ever
+        naive += ever_naive
+    assert false / REPLICATIONS <= 1 - goal.confidence
+    assert naive / REPLICATIONS > 2 * (1 - goal.confidence)  # why the correction is needed
+
+
+def schedule_rows(
+    store: Store, tournament_id: int
+) -> list[tuple[int, int, int, int, int, tuple[int, ...]]]:
+    return [
+        (m.schedule_index, m.round, m.table_index, m.rotation, m.seed, tuple(m.seats))
+        for m in store.matches(tournament_id)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bots", "kwargs"),
+    [
+        (3, {}),
+        (5, {"tables": 4}),
+        (4, {"format": "gauntlet"}),
+    ],
+)
+def test_appended_rounds_are_the_rounds_a_longer_tournament_would_have(
+    store: Store, bots: int, kwargs: dict[str, Any]
+) -> None:
+    names = [f"b{i}" for i in range(bots)]
+    for name in names:
+        store.add_bot(name)
+    grown = store.create_tournament("knaves", names, seed=21, **kwargs)
+    whole = store.create_tournament("knaves", names, seed=21, rounds=3, **kwargs)
+    assert grown.id is not None and whole.id is not None
+    assert [store.add_round(grown.id), store.add_round(grown.id)] == [1, 2]
+    assert schedule_rows(store, grown.id) == schedule_rows(store, whole.id)
+    assert store.get_tournament(grown.id).rounds == 3
+    assert len({row[4] for row in schedule_rows(store, grown.id)}) == 3 * len(
+        {(r[1], r[2]) for r in schedule_rows(store, grown.id) if r[1] == 0}
+    )
+
+
+def test_a_finished_tournament_runs_again_with_a_new_round(store: Store) -> None:
+    for name in ("a", "b", "c"):
+        store.add_bot(name)
+    t = store.create_tournament("knaves", ["a", "b", "c"], seed=2)
+    assert t.id is not None
+    for match in store.pending_matches(t.id):
+        assert match.id is not None
+        store.record_result(match.id, [SeatOutcome(float(seat)) for seat in range(3)])
+    assert store.get_tournament(t.id).status == "finished"
+    assert store.add_round(t.id) == 1
+    assert store.get_tournament(t.id).status == "running"
+    assert [m.round for m in store.pending_matches(t.id)] == [1, 1, 1]
+
+
+def test_the_goal_is_stored_in_its_own_table(store: Store, db_url: str) -> None:
+    for name in ("a", "b", "c"):
+        store.add_bot(name)
+    t = store.create_tournament("knaves", ["a", "b", "c"], seed=2, rounds=2)
+    assert t.id is not None
+    assert store.goal(t.id) is None
+    store.set_goal(t.id, ConfidenceGoal(0.9, 7))
+    assert store.goal(t.id) == ConfidenceGoal(0.9, 7)
+    store.set_goal(t.id, ConfidenceGoal(0.99, 5))
+    assert store.goal(t.id) == ConfidenceGoal(0.99, 5)
+    with pytest.raises(ScheduleError, match="below the 2 rounds"):
+        store.set_goal(t.id, ConfidenceGoal(0.9, 1))
+
+
+def test_a_database_from_before_goals_gains_their_table(store: Store, db_url: str) -> None:
+    for name in ("a", "b", "c"):
+        store.add_bot(name)
+    t = store.create_tournament("knaves", ["a", "b", "c"], seed=2)
+    assert t.id is not None
+    with store.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE tournament_goals")
+    store.close()
+    with Store(db_url) as reopened:
+        assert reopened.goal(t.id) is None
+        reopened.set_goal(t.id, ConfidenceGoal(0.95, 3))
+        assert reopened.goal(t.id) == ConfidenceGoal(0.95, 3)
+        assert reopened.get_tournament(t.id).rounds == 1

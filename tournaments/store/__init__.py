@@ -1,7 +1,8 @@
 """Storage operations: bots, tournaments with their schedules, results, ratings and queries.
 
 One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
-bots, tournaments (with schedules), matches (with results), ratings, and read-only queries.
+bots, tournaments (with schedules), matches (with results), ratings, read-only queries, and
+rounds (a tournament's confidence goal and the rounds appended to reach it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tournaments.store.queries import (
     TournamentRows,
 )
 from tournaments.store.ratings import RankingRow, RatingStore
+from tournaments.store.rounds import RoundStore
 from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
 
 __all__ = [
@@ -46,5 +48,5 @@ __all__ = [
 ]
 
 
-class Store(BotStore, TournamentStore, MatchStore, RatingStore, QueryStore):
+class Store(BotStore, TournamentStore, MatchStore, RatingStore, QueryStore, RoundStore):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""
