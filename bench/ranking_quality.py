@@ -1,0 +1,354 @@
+"""How fast each rating finds the true order of a field of house bots of known strength.
+
+Usage: python bench/ranking_quality.py [--games G,...] [--replications R] [--max-matches M]
+       [--pool-sets N] [--json]
+
+Per game, a field of house bots (the game's rule bot playing a random legal action at rates
+0, 0.25, 0.5, 1; five bots for five-seat games) plays a pool of duplicate sets in process:
+every table of the field, each on its own deal, in every seat rotation, with the rule bot's
+`decide` from clients/python/examples/<game>_bot.py answering the request the referee would
+send. The pool is the long duplicate run that verifies the order (mean score a match, with
+the adjacent gaps in standard errors, sets as the unit). Replications then draw schedules
+from the pool (a bootstrap: playing real matches for every replication is too slow) and
+rate them three ways:
+
+  (a) baseline: per-match TrueSkill, tau = sigma/100, independent deals (each match from
+      another set, one rotation), ordered by mu: cardshark before the rating of record;
+  (b) the rating of record on duplicate sets (tournaments.ratings.apply_set), by mu;
+  (c) mean score on the same duplicate sets.
+
+It prints P(exact true order) against matches played, the matches to P = 0.9 with a 90 %
+bootstrap interval over replications, the luck a rotation set removes per adjacent pair
+(variance a match of the pair's score difference, independent deals / duplicate sets) and
+whether the targets hold: (b) needs at most 1.2x the matches of (c), and at most half of
+(a) where (a) reaches 0.9 at all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import itertools
+import json
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "clients/python"), str(ROOT / "clients/python/examples")]
+
+from games.registry import get_game  # noqa: E402
+from server import protocol  # noqa: E402
+from tournaments.ratings import (  # noqa: E402
+    Rating,
+    SeatOutcome,
+    TrueSkillSettings,
+    apply_match,
+    apply_set,
+    placements,
+    set_scores,
+)
+
+GAMES = ("knives", "knaves", "kill", "ninja-whist", "kansas-city")
+NOISES = (0.0, 0.25, 0.5, 1.0)
+NOISES_5 = (0.0, 0.25, 0.5, 0.75, 1.0)
+# Duplicate sets played per game for the pool: about the same minutes per game on 2 cores.
+POOL_SETS = {"knives": 400, "knaves": 1600, "kill": 400, "ninja-whist": 200, "kansas-city": 600}
+TARGET = 0.9
+BOOTSTRAP = 1000
+
+# A pool set: (table of field positions, per rotation (seats as field positions, scores)).
+PoolSet = tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[float, ...]]]]
+
+
+# Knaves' rule bot and its noise-0.25 copy score within 0.1 points a match of each other
+# over 9,600 in-process matches (z = 1): no rating can order them, so Knaves' field skips 0.25.
+FIELDS: dict[str, tuple[float, ...]] = {"knaves": (0.0, 0.5, 0.75, 1.0)}
+CONFIRM_Z = 3.0  # every adjacent gap at least this many standard errors, sets as the unit
+
+
+def field_of(game: str) -> tuple[int, tuple[float, ...]]:
+    """Seats per table and the noise of each field position (strongest first)."""
+    seats = get_game(game).spec.default_seats
+    noises = FIELDS.get(game) or (NOISES_5 if seats >= 5 else NOISES)
+    return seats, noises
+
+
+def play_set(job: tuple[str, tuple[int, ...], int]) -> PoolSet:
+    """One deal at one table in every rotation, house policies answering real requests."""
+    name, table, seed = job
+    game = get_game(name)
+    _, noises = field_of(name)
+    decide: Callable[[Any], str] = importlib.import_module(name.replace("-", "_") + "_bot").decide
+    k = len(table)
+    played = []
+    for r in range(k):
+        seats = tuple(table[(r + s) % k] for s in range(k))
+        streams = [random.Random(f"{seed}:{r}:{s}") for s in range(k)]
+        state = game.new_match(seed, k)
+        while (seat := game.to_act(state)) is not None:
+            legal = game.legal_actions(state)
+            rng = streams[seat]
+            if rng.random() < noises[seats[seat]]:
+                game.apply(state, rng.choice(legal))
+                continue
+            msg = protocol.decision_request(
+                game_name=name,
+                request_id=0,
+                match_id=f"{seed}:{r}",
+                seat=seat,
+                view=game.view(state, seat),
+                actions=legal,
+                move_ms=0,
+                bank_ms=0,
+            )
+            game.apply(state, decide(msg.request))
+        played.append((seats, tuple(float(x) for x in game.scores(state))))
+    return table, played
+
+
+def play_pool(game: str, sets: int, workers: int) -> list[PoolSet]:
+    """`sets` duplicate sets cycling over every table of the field, seeded."""
+    seats, noises = field_of(game)
+    tables = list(itertools.combinations(range(len(noises)), seats))
+    rng = random.Random(f"pool:{game}")
+    jobs = [(game, tables[i % len(tables)], rng.randrange(2**53)) for i in range(sets)]
+    with ProcessPoolExecutor(workers) as pool:
+        return list(pool.map(play_set, jobs, chunksize=1))
+
+
+def verify(pool: list[PoolSet], n: int) -> dict[str, Any]:
+    """Mean score a match per bot over the pool, and adjacent gaps in standard errors."""
+    means = []
+    for b in range(n):
+        means.append(statistics.fmean(sc[s.index(b)] for _, pl in pool for s, sc in pl if b in s))
+    gaps = []
+    for a in range(n - 1):
+        diffs = [set_difference(pl, a, a + 1) for t, pl in pool if a in t and a + 1 in t]
+        se = statistics.stdev(diffs) / math.sqrt(len(diffs))
+        gaps.append(
+            {"pair": [a, a + 1], "gap": statistics.fmean(diffs), "z": statistics.fmean(diffs) / se}
+        )
+    order = sorted(range(n), key=lambda b: -means[b])
+    confirmed = order == list(range(n)) and all(g["z"] >= CONFIRM_Z for g in gaps)
+    return {"means": means, "adjacent": gaps, "order_confirmed": confirmed}
+
+
+def set_difference(
+    played: list[tuple[tuple[int, ...], tuple[float, ...]]], a: int, b: int
+) -> float:
+    """Mean over the set's matches of a's score minus b's."""
+    return statistics.fmean(sc[s.index(a)] - sc[s.index(b)] for s, sc in played)
+
+
+def luck_removed(pool: list[PoolSet], n: int) -> list[float]:
+    """Per adjacent pair: variance a match of the difference, independent / duplicate."""
+    out = []
+    for a in range(n - 1):
+        sets = [pl for t, pl in pool if a in t and a + 1 in t]
+        single = [sc[s.index(a)] - sc[s.index(a + 1)] for pl in sets for s, sc in pl]
+        duplicate = statistics.variance([set_difference(pl, a, a + 1) for pl in sets])
+        out.append(statistics.variance(single) / (duplicate * len(sets[0])))
+    return out
+
+
+def replicate(
+    pool: list[PoolSet], n: int, seats: int, max_matches: int, seed: int
+) -> dict[str, list[tuple[int, bool]]]:
+    """One replication: (matches, exact order right) at each checkpoint, per method."""
+    rng = random.Random(seed)
+    truth = list(range(n))
+    tables = sorted({t for t, _ in pool})
+    by_table = {t: [pl for u, pl in pool if u == t] for t in tables}
+    settings = TrueSkillSettings()
+    per_round = len(tables) * seats
+
+    def order(values: dict[int, float]) -> bool:
+        return sorted(truth, key=lambda b: -values.get(b, -math.inf)) == truth
+
+    out: dict[str, list[tuple[int, bool]]] = {"a": [], "b": [], "c": []}
+    # (a) one random rotation of a random set per match, tables in turn: independent deals
+    current: dict[int, Rating] = {}
+    for m in range(max_matches):
+        seated, scores = rng.choice(rng.choice(by_table[tables[m % len(tables)]]))
+        ranks = placements([SeatOutcome(x) for x in scores])
+        for change in apply_match(settings, current, seated, ranks):
+            current[change.bot_id] = change.after
+        if (m + 1) % per_round == 0:
+            out["a"].append((m + 1, order({b: r.mu for b, r in current.items()})))
+    # (b), (c) whole sets, tables in turn
+    current = {}
+    totals = [0.0] * n
+    counts = [0] * n
+    for i in range(max_matches // seats):
+        played = rng.choice(by_table[tables[i % len(tables)]])
+        bots, scores = set_scores([(s, [SeatOutcome(x) for x in sc]) for s, sc in played])
+        for change in apply_set(settings, current, bots, scores, len(played)):
+            current[change.bot_id] = change.after
+        for s, sc in played:
+            for b, x in zip(s, sc, strict=True):
+                totals[b] += x
+                counts[b] += 1
+        if (i + 1) % len(tables) == 0:
+            matches = (i + 1) * seats
+            out["b"].append((matches, order({b: r.mu for b, r in current.items()})))
+            out["c"].append((matches, order({b: totals[b] / counts[b] for b in range(n)})))
+    return out
+
+
+def replicate_many(
+    job: tuple[list[PoolSet], int, int, int, list[int]],
+) -> list[dict[str, list[tuple[int, bool]]]]:
+    """Replications for a list of seeds (one worker's share)."""
+    pool, n, seats, max_matches, seeds = job
+    return [replicate(pool, n, seats, max_matches, seed) for seed in seeds]
+
+
+def first_reaching(curve: Sequence[tuple[int, float]]) -> int | None:
+    """The matches of the first checkpoint where P(exact order) reaches the target."""
+    return next((m for m, p in curve if p >= TARGET), None)
+
+
+def summarise(runs: list[list[tuple[int, bool]]], seed: int) -> dict[str, Any]:
+    """The P(order) curve and the matches to the target with a 90 % bootstrap interval."""
+    checkpoints = [m for m, _ in runs[0]]
+
+    def curve(sample: Sequence[list[tuple[int, bool]]]) -> list[tuple[int, float]]:
+        return [
+            (m, sum(run[i][1] for run in sample) / len(sample)) for i, m in enumerate(checkpoints)
+        ]
+
+    rng = random.Random(seed)
+    boot = [first_reaching(curve(rng.choices(runs, k=len(runs)))) for _ in range(BOOTSTRAP)]
+    never = max(checkpoints) + 1
+    ordered = sorted(never if b is None else b for b in boot)
+    low, high = ordered[int(0.05 * BOOTSTRAP)], ordered[int(0.95 * BOOTSTRAP) - 1]
+    return {
+        "curve": curve(runs),
+        "to_target": first_reaching(curve(runs)),
+        "interval": [None if x == never else x for x in (low, high)],
+    }
+
+
+def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Pool, verification, replications and targets of one game."""
+    seats, noises = field_of(game)
+    n = len(noises)
+    started = time.perf_counter()
+    sets = args.pool_sets or POOL_SETS[game]
+    pool = play_pool(game, sets, args.workers)
+    played = time.perf_counter() - started
+    runs: dict[str, list[list[tuple[int, bool]]]] = {"a": [], "b": [], "c": []}
+    chunks = [list(range(args.replications))[w :: args.workers] for w in range(args.workers)]
+    with ProcessPoolExecutor(args.workers) as executor:
+        jobs = [(pool, n, seats, args.max_matches, chunk) for chunk in chunks]
+        for done in executor.map(replicate_many, jobs):
+            for one in done:
+                for method, points in one.items():
+                    runs[method].append(points)
+    result = {method: summarise(points, seed=7) for method, points in runs.items()}
+    a, b, c = (result[m]["to_target"] for m in "abc")
+    targets = {
+        "b_reaches": b is not None,
+        "b_within_1.2x_c": b is not None and c is not None and b <= 1.2 * c,
+        "b_at_most_half_a": None if a is None else (b is not None and b <= a / 2),
+    }
+    return {
+        "game": game,
+        "seats": seats,
+        "field_noise": list(noises),
+        "pool": {"sets": sets, "matches": sets * seats, "seconds": round(played, 1)},
+        "verify": verify(pool, n),
+        "luck_removed": luck_removed(pool, n),
+        "methods": result,
+        "targets": targets,
+    }
+
+
+def print_game(out: dict[str, Any]) -> None:
+    """One game's figures as text."""
+    v = out["verify"]
+    print(
+        f"\n== {out['game']}: {len(out['field_noise'])} house bots, noise {out['field_noise']}, "
+        f"{out['seats']} seats; pool {out['pool']['sets']} sets ({out['pool']['matches']} matches, "
+        f"{out['pool']['seconds']} s)"
+    )
+    means = " > ".join(f"{x:.2f}" for x in v["means"])
+    zs = ", ".join(f"{g['gap']:+.2f} (z {g['z']:.1f})" for g in v["adjacent"])
+    print(
+        f"order by mean score a match: {means}; adjacent gaps {zs}; "
+        f"{'confirmed' if v['order_confirmed'] else 'NOT confirmed'}"
+    )
+    print(
+        "luck a set removes per adjacent pair (variance independent/duplicate): "
+        + ", ".join(f"x{x:.2f}" for x in out["luck_removed"])
+    )
+    names = {
+        "a": "(a) TrueSkill per match, tau=sigma/100, independent",
+        "b": "(b) rating of record, duplicate sets",
+        "c": "(c) mean score, duplicate sets",
+    }
+    curves = {m: dict(out["methods"][m]["curve"]) for m in "abc"}
+    shown = sorted(set(curves["b"]) & set(curves["a"]))
+    step = max(1, len(shown) // 8)
+    print("matches   " + "  ".join(f"{m:>5}" for m in shown[::step]))
+    for m in "abc":
+        print(f"P {m}       " + "  ".join(f"{curves[m][x]:5.2f}" for x in shown[::step]))
+    for m in "abc":
+        r = out["methods"][m]
+        lo, hi = r["interval"]
+        print(
+            f"{names[m]}: P=0.9 at {r['to_target'] or 'never'} matches "
+            f"(90% {lo or 'never'}-{hi or 'never'})"
+        )
+    print(f"targets: {out['targets']}")
+
+
+def main() -> None:
+    """Run the bench for the chosen games and print a table, or JSON with --json."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--games", default=",".join(GAMES), help="comma-separated games")
+    parser.add_argument("--replications", type=int, default=200, help="seeded schedules per method")
+    parser.add_argument("--max-matches", type=int, default=600, help="longest schedule rated")
+    parser.add_argument(
+        "--pool-sets", type=int, default=0, help="duplicate sets in the pool (default per game)"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="processes playing the pool")
+    parser.add_argument(
+        "--noise", default="", help="field noises strongest first, e.g. 0,0.5,0.75,1"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    if args.noise:
+        noises = tuple(float(x) for x in args.noise.split(","))
+        FIELDS.update({g: noises for g in GAMES})
+    results = []
+    for game in args.games.split(","):
+        out = bench_game(game, args)
+        results.append(out)
+        if not args.json:
+            print_game(out)
+            sys.stdout.flush()
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "replications": args.replications,
+                    "max_matches": args.max_matches,
+                    "games": results,
+                },
+                indent=1,
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()
