@@ -46,6 +46,7 @@ def play_until_confident(
             # Between rounds every match is played, but the goal is not reached: resumable.
             store.set_tournament_status(tournament_id, TournamentStatus.INTERRUPTED)
             interrupted(store, tournament_id, "Ctrl-C")
+    store.set_tournament_status(tournament_id, TournamentStatus.FINISHED)
     say(verdict_line(rounds, goal, left))
     return left
 

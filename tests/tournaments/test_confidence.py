@@ -293,6 +293,22 @@ def test_a_finished_tournament_runs_again_with_a_new_round(store: Store) -> None
     assert [m.round for m in store.pending_matches(t.id)] == [1, 1, 1]
 
 
+def test_a_tournament_with_a_goal_is_not_finished_by_its_last_scheduled_match(
+    store: Store,
+) -> None:
+    """Its verdict finishes it: killed before the next round, it stays resumable."""
+    for name in ("a", "b", "c"):
+        store.add_bot(name)
+    t = store.create_tournament("knaves", ["a", "b", "c"], seed=2)
+    assert t.id is not None
+    store.set_goal(t.id, ConfidenceGoal(0.9, 5))
+    for match in store.pending_matches(t.id):
+        assert match.id is not None
+        store.start_match(match.id)  # as the runner does
+        store.record_result(match.id, [SeatOutcome(float(seat)) for seat in range(3)])
+    assert store.get_tournament(t.id).status == "running"
+
+
 def test_the_goal_is_stored_in_its_own_table(store: Store, db_url: str) -> None:
     for name in ("a", "b", "c"):
         store.add_bot(name)

@@ -16,6 +16,7 @@ from tournaments.models import (
     MatchStatus,
     SeatResult,
     Tournament,
+    TournamentGoal,
     TournamentStatus,
     utc_now,
 )
@@ -211,7 +212,10 @@ class MatchStore(RatingStore):
                 .select_from(Match)
                 .where(Match.tournament_id == tournament.id, col(Match.status).in_(UNFINISHED))
             ).one()
-            if left == 0 and tournament.status != TournamentStatus.CANCELLED.value:
+            # A tournament with an --until-confident goal is finished by its verdict, not by
+            # its last scheduled match: a kill before the next round must leave it resumable.
+            goal = session.get(TournamentGoal, tournament.id)
+            if left == 0 and tournament.status != TournamentStatus.CANCELLED.value and not goal:
                 tournament.status = TournamentStatus.FINISHED.value
                 session.add(tournament)
         return match
