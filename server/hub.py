@@ -124,6 +124,16 @@ class BotSession:
         return next(iter(self.pending.values()), None)
 
 
+def cpu_share(used_s: float, open_requests: int) -> float:
+    """This request's part of the CPU a bot used while it was open.
+
+    A bot seated in several matches at once serves all their requests with one process: the
+    CPU it spent on the others is not this request's time (at concurrency 1 there are none),
+    so the CPU is shared among the requests open now. The wall cap still bounds every one.
+    """
+    return used_s / max(1, open_requests)
+
+
 class BotHub:
     """Tracks which bots are connected and routes their decisions to the matches asking."""
 
@@ -314,7 +324,7 @@ class BotHub:
             return None
         session = req.session
         if req.cpu_open >= 0 and session.meter is not None:
-            used = session.meter.read() - req.cpu_open
+            used = cpu_share(session.meter.read() - req.cpu_open, len(session.pending))
             if used >= req.limit:
                 return None
             return min(cap, now + max(req.limit - used, CPU_RECHECK_S))
@@ -327,7 +337,8 @@ class BotHub:
         """The bot's own time on req so far: its CPU, or wall time less the server's lag."""
         now = self.loop.time()
         if req.cpu_open >= 0 and req.session.meter is not None:
-            return max(0.0, req.session.meter.read() - req.cpu_open)
+            used = req.session.meter.read() - req.cpu_open
+            return max(0.0, cpu_share(used, len(req.session.pending)))
         return max(0.0, now - req.opened - (self.lag.total_at(now) - req.lag_open))
 
     def seat(self, match: MatchContext, bot_ids: Sequence[str]) -> None:

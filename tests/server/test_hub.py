@@ -141,3 +141,11 @@ def test_armed_requests_expire_at_their_own_deadlines_and_answered_ones_never() 
         assert (await later.future).kind == "timeout"
 
     asyncio.run(run())
+
+
+def test_a_bot_in_several_matches_shares_its_cpu_among_its_open_requests() -> None:
+    from server.hub import cpu_share
+
+    assert cpu_share(0.06, 1) == 0.06  # alone: all of it is this request's
+    assert cpu_share(0.06, 3) == 0.02  # three open at once: a third each
+    assert cpu_share(0.06, 0) == 0.06  # never divides by zero
