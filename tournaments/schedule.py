@@ -96,16 +96,29 @@ def balanced_tables(entrants: int, seats: int, tables: int, seed: int) -> list[T
 
 
 def rotations(table: Sequence[int]) -> list[tuple[int, ...]]:
-    """Every cyclic seat rotation of a table: rotation r puts table[r] in seat 0."""
+    """A table's duplicate set: every cyclic rotation of its seating, then (three seats or
+    more) every rotation of the seating reversed; rotation r < n puts table[r] in seat 0."""
+    # Who sits after whom matters in trick games: with the forward rotations alone, the
+    # bot listed first at a table always plays just before the second, and in Knaves that
+    # shifts the pair's measured gap by over a point a match (docs/statistics.md).
     n = len(table)
-    return [tuple(table[(r + s) % n] for s in range(n)) for r in range(n)]
+    forward = [tuple(table[(r + s) % n] for s in range(n)) for r in range(n)]
+    if n < 3:
+        return forward
+    backward = list(reversed(table))
+    return forward + [tuple(backward[(r + s) % n] for s in range(n)) for r in range(n)]
+
+
+def seatings_per_table(seats: int) -> int:
+    """Matches in one table's duplicate set (see rotations)."""
+    return seats if seats < 3 else 2 * seats
 
 
 def schedule_size(entrants: int, seats: int, rounds: int = 1, tables: int | None = None) -> int:
     """How many matches round_robin would schedule, without building it."""
     check_entrants(entrants, seats)
     per_round = math.comb(entrants, seats) if tables is None else tables
-    return per_round * seats * rounds
+    return per_round * seatings_per_table(seats) * rounds
 
 
 def round_robin(

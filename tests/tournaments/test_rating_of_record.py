@@ -167,60 +167,71 @@ def test_the_set_is_rated_only_when_its_last_match_is_recorded(store: Store) -> 
     ids = add_bots(store, 4)
     t = store.create_tournament(GAME, ids, seed=3)
     assert t.id is not None
-    first_set = store.pending_matches(t.id)[:3]
+    first_set = store.pending_matches(t.id)[:6]  # a table in both directions' rotations
     assert len({(m.round, m.table_index) for m in first_set}) == 1
-    record_set(store, first_set[:2], [[9, 0, 0], [9, 0, 0]])
+    record_set(store, first_set[:5], [[9, 0, 0]] * 5)
     assert {r[:2] for r in numbers(store).values()} == {(DEFAULT.mu, DEFAULT.sigma)}
-    assert {r[2] for r in numbers(store).values()} == {2}
+    assert {r[2] for r in numbers(store).values()} == {5}
     assert history(store) == []
-    record_set(store, first_set[2:], [[9, 0, 0]])
+    record_set(store, first_set[5:], [[9, 0, 0]])
     rated = numbers(store)
-    assert {h[0] for h in history(store)} == {first_set[2].id}
-    a, b, c = first_set[0].seats  # each scored 9 once, as seat 0
+    assert {h[0] for h in history(store)} == {first_set[5].id}
+    a, b, c = first_set[0].seats  # each scored 9 twice, as seat 0
     assert rated[a][:2] == rated[b][:2] == rated[c][:2] != (DEFAULT.mu, DEFAULT.sigma)
     assert rated[a][1] < DEFAULT.sigma
     untouched = next(b for b in ids if b not in first_set[0].seats)
     assert untouched not in rated
 
 
+def set_means(matches: list[Match], scores: list[list[float]]) -> dict[int, float]:
+    """Each bot's mean score a match over a set's matches."""
+    totals: dict[int, float] = {}
+    for m, row in zip(matches, scores, strict=True):
+        for bot, x in zip(m.seats, row, strict=True):
+            totals[bot] = totals.get(bot, 0.0) + x
+    return {bot: total / len(matches) for bot, total in totals.items()}
+
+
 def test_a_voided_match_is_replayed_and_the_set_waits_for_the_replay(store: Store) -> None:
     ids = add_bots(store, 3)
     t = store.create_tournament(GAME, ids, seed=4)
     assert t.id is not None
-    m0, m1, m2 = store.pending_matches(t.id)
-    record_set(store, [m0, m2], [[6, 3, 0], [6, 3, 0]])
+    matches = store.pending_matches(t.id)
+    assert len(matches) == 6
+    m1 = matches[1]
+    others = [m for m in matches if m is not m1]
+    record_set(store, others, [[6, 3, 0]] * 5)
     assert m1.id is not None
     store.start_match(m1.id)
     replay = store.void_match(m1.id, "referee crashed")
     assert history(store) == []  # the voided slot leaves the set incomplete
     assert replay.id is not None
     store.record_result(replay.id, [SeatOutcome(30), SeatOutcome(0), SeatOutcome(0)])
-    a, b, c = m0.seats
-    # a: 6 + 0 + 3, b: 3 + 30 + 0, c: 0 + 0 + 6 (the voided attempt counts for nobody)
-    expected = apply_set(DEFAULT, {}, [a, b, c], [9 / 3, 33 / 3, 6 / 3], 3)
+    # the voided attempt counts for nobody: the replay's 30 stands in its slot
+    means = set_means([*others, m1], [[6, 3, 0]] * 5 + [[30, 0, 0]])
+    bots = list(matches[0].seats)
+    expected = apply_set(DEFAULT, {}, bots, [means[b] for b in bots], 6)
     assert {ch.bot_id: (ch.after.mu, ch.after.sigma) for ch in expected} == {
         bot: r[:2] for bot, r in numbers(store).items()
     }
-    assert [h[0] for h in history(store)] == [m2.id] * 3  # the set's last slot
+    assert [h[0] for h in history(store)] == [matches[-1].id] * 3  # the set's last slot
 
 
 def test_a_forfeit_in_a_set_counts_as_the_lowest_score_of_its_match(store: Store) -> None:
     ids = add_bots(store, 3)
     t = store.create_tournament(GAME, ids, seed=5)
     assert t.id is not None
-    m0, m1, m2 = store.pending_matches(t.id)
-    for m, outcomes in (
-        (m0, [SeatOutcome(50, faults=3, forfeited=True), SeatOutcome(2), SeatOutcome(1)]),
-        (m1, [SeatOutcome(2), SeatOutcome(2), SeatOutcome(2)]),
-        (m2, [SeatOutcome(2), SeatOutcome(2), SeatOutcome(2)]),
-    ):
+    m0, *rest = store.pending_matches(t.id)
+    assert len(rest) == 5
+    forfeit = [SeatOutcome(50, faults=3, forfeited=True), SeatOutcome(2), SeatOutcome(1)]
+    for m, outcomes in [(m0, forfeit)] + [(m, [SeatOutcome(2)] * 3) for m in rest]:
         assert m.id is not None
         store.record_result(m.id, outcomes)
     a, b, c = m0.seats
     rated = numbers(store)
     # The forfeiter's 50 points rate as 1: below b, level with c; its mean score keeps 50.
     assert rated[b][0] > rated[a][0] == pytest.approx(rated[c][0])
-    assert rated[a][3] == 54.0 and rated[a][4] == 3
+    assert rated[a][3] == 60.0 and rated[a][4] == 3
 
 
 def play_everything(store: Store, ids: list[int]) -> list[int]:
@@ -253,7 +264,7 @@ def test_recompute_reproduces_the_incremental_ratings_exactly(store: Store) -> N
     for _, bot, mu_before, sigma_before, mu_after, sigma_after in live_history:
         assert (mu_before, sigma_before) == last.get(bot, (DEFAULT.mu, DEFAULT.sigma))
         last[bot] = (mu_after, sigma_after)
-    assert store.recompute(GAME) == 60 + 11
+    assert store.recompute(GAME) == 120 + 23
     assert numbers(store) == live
     assert history(store) == live_history
 

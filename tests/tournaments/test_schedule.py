@@ -16,6 +16,7 @@ from tournaments.schedule import (
     rotations,
     round_robin,
     schedule_size,
+    seatings_per_table,
 )
 
 CASES = [(k, n) for n in (3, 5) for k in range(5, 9)]
@@ -40,9 +41,9 @@ def check_duplicate_structure(schedule: list[ScheduledMatch], n: int, rounds: in
     assert [m.index for m in schedule] == list(range(len(schedule)))
     groups = by_table(schedule)
     for (_, _), matches in groups.items():
-        # one seed per table, all n cyclic rotations of the same seating
+        # one seed per table, every rotation of the seating in both directions
         assert len({m.seed for m in matches}) == 1
-        assert [m.rotation for m in matches] == list(range(n))
+        assert [m.rotation for m in matches] == list(range(seatings_per_table(n)))
         assert [m.seats for m in matches] == rotations(matches[0].seats)
         assert len(set(matches[0].seats)) == n
     seeds = [ms[0].seed for ms in groups.values()]
@@ -55,13 +56,13 @@ def test_all_combinations_every_table_every_rotation_every_seat(k: int, n: int) 
     ids = bot_ids(k)
     rounds = 2
     schedule = round_robin(ids, n, seed=11, rounds=rounds)
-    assert len(schedule) == math.comb(k, n) * n * rounds == schedule_size(k, n, rounds)
+    assert len(schedule) == math.comb(k, n) * 2 * n * rounds == schedule_size(k, n, rounds)
     check_duplicate_structure(schedule, n, rounds)
     for r in range(rounds):
         tables = {frozenset(m.seats) for m in schedule if m.round == r}
         assert tables == {frozenset(c) for c in itertools.combinations(ids, n)}
-    # each bot sits in each seat exactly C(k-1, n-1) times per round
-    expected = math.comb(k - 1, n - 1) * rounds
+    # each bot sits in each seat exactly twice C(k-1, n-1) times per round
+    expected = 2 * math.comb(k - 1, n - 1) * rounds
     counts = seat_counts(schedule)
     assert counts == Counter({(b, s): expected for b in ids for s in range(n)})
 
@@ -74,7 +75,7 @@ def test_balanced_tables_every_pair_meets_and_seats_are_even(k: int, n: int) -> 
     choices = [t for t in range(lower, lower + 3) if t < total] or [total]
     for tables in choices:
         schedule = round_robin(ids, n, seed=5, rounds=2, tables=tables)
-        assert len(schedule) == tables * n * 2 == schedule_size(k, n, 2, tables)
+        assert len(schedule) == tables * 2 * n * 2 == schedule_size(k, n, 2, tables)
         check_duplicate_structure(schedule, n, 2)
         for r in range(2):
             layout = {frozenset(m.seats) for m in schedule if m.round == r}
@@ -84,7 +85,8 @@ def test_balanced_tables_every_pair_meets_and_seats_are_even(k: int, n: int) -> 
         counts = seat_counts(schedule)
         for seat in range(n):
             per_bot = [counts[(b, seat)] for b in ids]
-            assert max(per_bot) - min(per_bot) <= 1, (k, n, tables, seat, per_bot)
+            # one table more is two more matches in each seat (a set seats a bot there twice)
+            assert max(per_bot) - min(per_bot) <= 2, (k, n, tables, seat, per_bot)
         for b in ids:
             assert len({counts[(b, s)] for s in range(n)}) == 1, "a bot's seats are uneven"
 
@@ -116,7 +118,7 @@ def test_fewer_entrants_than_seats_raises_naming_the_counts(k: int, n: int) -> N
 
 def test_exactly_as_many_entrants_as_seats_is_one_table() -> None:
     schedule = round_robin([1, 2, 3], 3, seed=9, rounds=3)
-    assert len(schedule) == 9
+    assert len(schedule) == 18
     check_duplicate_structure(schedule, 3, 3)
 
 
@@ -149,7 +151,7 @@ def test_gauntlet_puts_the_challenger_at_every_table_in_every_seat(
 
     ids = list(range(100, 100 + entrants))
     schedule = gauntlet(ids, seats, seed=3, rounds=2)
-    assert len(schedule) == 2 * math.comb(entrants - 1, seats - 1) * seats
+    assert len(schedule) == 2 * math.comb(entrants - 1, seats - 1) * 2 * seats
     assert [m.index for m in schedule] == list(range(len(schedule)))
     assert all(ids[0] in m.seats for m in schedule)
     seat_counts = Counter(m.seats.index(ids[0]) for m in schedule)
@@ -162,3 +164,22 @@ def test_gauntlet_puts_the_challenger_at_every_table_in_every_seat(
         by_table.setdefault((m.round, m.table), set()).add(m.seed)
     assert all(len(s) == 1 for s in by_table.values())
     assert len({next(iter(s)) for s in by_table.values()}) == len(by_table)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5])
+def test_a_set_seats_every_bot_just_after_every_other_equally_often(n: int) -> None:
+    # In trick games the player after you sees your card: a set must not favour either of
+    # two bots with that position (the forward rotations alone always do).
+    table = tuple(range(10, 10 + n))
+    sets = rotations(table)
+    assert len(sets) == len(set(sets)) == 2 * n == seatings_per_table(n)
+    follows = Counter((seats[s], seats[(s + 1) % n]) for seats in sets for s in range(n))
+    for a, b in itertools.permutations(table, 2):
+        assert follows[(a, b)] == follows[(b, a)], (a, b)
+    assert Counter((seats[s], s) for seats in sets for s in range(n)) == Counter(
+        {(b, s): 2 for b in table for s in range(n)}
+    )
+
+
+def test_two_seats_have_two_seatings() -> None:
+    assert rotations((4, 9)) == [(4, 9), (9, 4)] and seatings_per_table(2) == 2

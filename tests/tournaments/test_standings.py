@@ -59,7 +59,7 @@ def store(db_url: str) -> Iterator[Store]:
         yield s
 
 
-# Per round (one deal: the single table of 3 bots in its 3 rotations), each bot's score.
+# Per round (one deal: the single table of 3 bots in its 6 seatings), each bot's score.
 SCORES = [{"alpha": 10, "bravo": 4, "charlie": 1}, {"alpha": 2, "bravo": 4, "charlie": 7}]
 
 
@@ -86,14 +86,14 @@ def test_summary_of_a_stored_tournament(store: Store) -> None:
     t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], rounds=2, seed=5)
     assert t.id is not None
     pending = summarise(store.tournament_rows(t.id))
-    assert (pending.finished, pending.scheduled) == (0, 6)
+    assert (pending.finished, pending.scheduled) == (0, 12)
     assert all(s.matches == 0 and s.mean is None and s.before is None for s in pending.standings)
     assert all(p.difference == Estimate(0, None, None, None) for p in pending.pairs)
 
     play(store, t.id, names, voids=True)
     result = summarise(store.tournament_rows(t.id))
 
-    assert (result.finished, result.scheduled) == (6, 6)
+    assert (result.finished, result.scheduled) == (12, 12)
     assert (result.load_voids, result.other_voids) == (1, 1)
     rows = [
         (s.bot, s.matches, s.total, s.mean, s.places, s.faults, s.forfeits)
@@ -102,9 +102,9 @@ def test_summary_of_a_stored_tournament(store: Store) -> None:
     # ranks: round 0 alpha, bravo, charlie; round 1 charlie, bravo, alpha, except where
     # charlie forfeits (placed last): bravo, alpha, charlie. Bravo and charlie tie at 4.0.
     assert rows == [
-        ("alpha", 6, 36.0, 6.0, (3, 1, 2), 0, 0),
-        ("bravo", 6, 24.0, 4.0, (1, 5, 0), 0, 0),
-        ("charlie", 6, 24.0, 4.0, (2, 0, 4), 2, 1),
+        ("alpha", 12, 72.0, 6.0, (6, 1, 5), 0, 0),
+        ("bravo", 12, 48.0, 4.0, (1, 11, 0), 0, 0),
+        ("charlie", 12, 48.0, 4.0, (5, 0, 7), 2, 1),
     ]
     pairs = {(p.a, p.b): p for p in result.pairs}
     assert list(pairs) == [("alpha", "bravo"), ("alpha", "charlie"), ("bravo", "charlie")]
@@ -115,7 +115,7 @@ def test_summary_of_a_stored_tournament(store: Store) -> None:
         ("bravo", "charlie"): (0.0, 3.0),
     }.items():
         d = pairs[(a, b)].difference
-        assert (pairs[(a, b)].matches, d.n, d.mean) == (6, 2, mean)
+        assert (pairs[(a, b)].matches, d.n, d.mean) == (12, 2, mean)
         assert d.low == pytest.approx(mean - scale * T1, rel=1e-9)
         assert d.high == pytest.approx(mean + scale * T1, rel=1e-9)
     backwards = result.difference(ids["charlie"], ids["alpha"])
@@ -146,7 +146,7 @@ def test_json_names_unknown_numbers_null(store: Store) -> None:
     t = store.create_tournament(GAME, ["a1", "b1", "c1"], seed=1)
     assert t.id is not None
     data = summarise(store.tournament_rows(t.id)).to_json()
-    assert data["tournament"]["scheduled"] == 3 and data["tournament"]["finished"] == 0
+    assert data["tournament"]["scheduled"] == 6 and data["tournament"]["finished"] == 0
     assert [s["mean_score"] for s in data["standings"]] == [None, None, None]
     assert [s["rating_before"] for s in data["standings"]] == [None, None, None]
     assert {(p["a"], p["b"], p["n"], p["ci_low"]) for p in data["cross_table"]} == {
@@ -162,7 +162,7 @@ def test_faults_are_counted_for_the_seat_that_made_them(store: Store) -> None:
         store.add_bot(name)
     t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], seed=3)
     assert t.id is not None
-    first, second, third = store.pending_matches(t.id)
+    first, second, third, *_ = store.pending_matches(t.id)
     assert first.id is not None and second.id is not None and third.id is not None
     ids = {b.name: b.id for b in store.list_bots()}
     seat_of = {name: first.seats.index(i) for name, i in ids.items() if i is not None}
@@ -184,7 +184,7 @@ def test_faults_are_counted_for_the_seat_that_made_them(store: Store) -> None:
     assert store.bot_profile("alpha").faults == {"timeout": 2}
     assert store.bot_profile("bravo").faults == {"illegal_action": 1, UNRECORDED: 1}
     assert store.bot_profile("charlie").faults == {}
-    void, replay = store.matches(t.id)[2:]
+    void, replay = [m for m in store.matches(t.id) if m.schedule_index == third.schedule_index]
     assert (void.status, replay.status) == ("voided", "pending")
     # Recent matches are played ones: the pending replay is left out.
     assert [m.id for m in store.bot_profile("charlie", recent=2).recent] == [void.id, second.id]
@@ -198,7 +198,11 @@ def test_faults_are_counted_for_the_seat_that_made_them(store: Store) -> None:
     assert found(fault_kind="timeout") == [void.id, first.id]
     assert found(fault_kind="illegal_action", bot="alpha") == []
     assert found(fault_kind="illegal_action", bot="bravo") == [first.id]
-    assert found(statuses=["voided", "pending"]) == [replay.id, void.id]
+    untouched = sorted(  # the set's last three, never played
+        (m.id or 0 for m in store.matches(t.id) if m.status == "pending" and m.id != replay.id),
+        reverse=True,
+    )
+    assert found(statuses=["voided", "pending"]) == [replay.id, *untouched, void.id]
     assert found(statuses=["voided", "pending"], limit=1) == [replay.id]
     (summary,) = store.find_matches(fault_kind="illegal_action")
     assert summary.faults == tuple(counts)

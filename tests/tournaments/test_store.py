@@ -120,13 +120,13 @@ def test_create_tournament_stores_the_whole_schedule_pending(store: Store) -> No
     assert [b.id for b in store.tournament_entrants(t.id)] == ids
     expected = round_robin(ids, 3, seed=1234, rounds=2)
     rows = store.matches(t.id)
-    assert len(rows) == len(expected) == 60
+    assert len(rows) == len(expected) == 120
     assert [
         (m.schedule_index, m.round, m.table_index, m.rotation, m.seed, tuple(m.seats), m.status)
         for m in rows
     ] == [(e.index, e.round, e.table, e.rotation, e.seed, e.seats, "pending") for e in expected]
     progress = store.tournament_status(t.id)
-    assert progress.counts == {"pending": 60, "running": 0, "finished": 0, "voided": 0}
+    assert progress.counts == {"pending": 120, "running": 0, "finished": 0, "voided": 0}
     assert progress.progress == 0.0
     assert [x.id for x in store.list_tournaments()] == [t.id]
 
@@ -168,15 +168,16 @@ def test_record_result_then_duplicate_raises_and_leaves_one_set_of_rows(store: S
         (1, first.seats[1], 12.0, 1, 0, False),
         (2, first.seats[2], -3.0, 3, 0, True),
     ]
-    rest = store.pending_matches(t.id)[:2]
+    rest = store.pending_matches(t.id)[:5]
     for m in rest:
         assert m.id is not None
         store.record_result(m.id, [SeatOutcome(6), SeatOutcome(3), SeatOutcome(0)])
     assert rest[-1].id is not None
     assert count(store, RatingHistory, RatingHistory.match_id == rest[-1].id) == 3
-    a, b, c = first.seats  # rotations seat (a,b,c), (b,c,a), (c,a,b)
-    # a: 12 + 0 + 3, b: 12 + 6 + 0, c: -3 + 3 + 6 points over the set's three matches
-    expected = apply_set(TrueSkillSettings(), {}, [a, b, c], [15 / 3, 18 / 3, 6 / 3], 3)
+    a, b, c = first.seats
+    assert [tuple(m.seats) for m in rest] == [(b, c, a), (c, a, b), (c, b, a), (b, a, c), (a, c, b)]
+    # a: 12 + 0 + 3 + 0 + 3 + 6, b: 12 + 6 + 0 + 3 + 6 + 0, c: -3 + 3 + 6 + 6 + 0 + 3
+    expected = apply_set(TrueSkillSettings(), {}, [a, b, c], [24 / 6, 27 / 6, 15 / 6], 6)
     after = rating_numbers(store)
     assert {ch.bot_id: (ch.after.mu, ch.after.sigma) for ch in expected} == {
         bot: (r[0], r[1]) for bot, r in after.items()
@@ -213,7 +214,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("rating blew up after the seat rows were flushed")
 
-    for done in store.pending_matches(t.id)[:2]:
+    for done in store.pending_matches(t.id)[:5]:
         assert done.id is not None
         store.record_result(done.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     m = store.pending_matches(t.id)[0]  # the match that completes the set
@@ -223,11 +224,11 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
         store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     monkeypatch.undo()
     assert store.get_match(m.id).status == "pending"
-    assert count(store, SeatResult) == 6 and count(store, RatingHistory) == 0
-    assert {r[2] for r in rating_numbers(store).values()} == {2}
+    assert count(store, SeatResult) == 15 and count(store, RatingHistory) == 0
+    assert {r[2] for r in rating_numbers(store).values()} == {5}
     store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
-    assert count(store, SeatResult) == 9 and count(store, RatingHistory) == 3
-    assert {r[2] for r in rating_numbers(store).values()} == {3}
+    assert count(store, SeatResult) == 18 and count(store, RatingHistory) == 3
+    assert {r[2] for r in rating_numbers(store).values()} == {6}
 
 
 def record_all_concurrently(stores: list[Store], matches: list[Match]) -> None:
@@ -360,7 +361,7 @@ def test_resume_returns_unfinished_matches_and_never_replays_finished_ones(
     t = store.create_tournament(GAME, ids, seed=77)
     assert t.id is not None
     matches = store.pending_matches(t.id)
-    assert len(matches) == 12
+    assert len(matches) == 24
     finished = [matches[i] for i in (0, 1, 4, 9)]
     running = [matches[i] for i in (2, 5)]
     for m in finished:
@@ -378,8 +379,8 @@ def test_resume_returns_unfinished_matches_and_never_replays_finished_ones(
         assert [m.id for m in pending] == expected
         assert [m.status for m in pending if m.id in {r.id for r in running}] == ["running"] * 2
         progress = again.tournament_status(t.id)
-        assert progress.counts == {"pending": 6, "running": 2, "finished": 4, "voided": 0}
-        assert progress.progress == pytest.approx(4 / 12)
+        assert progress.counts == {"pending": 18, "running": 2, "finished": 4, "voided": 0}
+        assert progress.progress == pytest.approx(4 / 24)
         assert again.get_tournament(t.id).status == "running"
         # a running match left by the dead process is played again
         stale = running[0]
@@ -394,8 +395,8 @@ def test_resume_returns_unfinished_matches_and_never_replays_finished_ones(
                 again.record_result(m.id, outcomes_for(m))
         assert again.pending_matches(t.id) == []
         assert again.get_tournament(t.id).status == "finished"
-        assert count(again, SeatResult) == 12 * 3
-        assert {v[2] for v in rating_numbers(again).values()} == {9}
+        assert count(again, SeatResult) == 24 * 3
+        assert {v[2] for v in rating_numbers(again).values()} == {18}
 
 
 def test_a_voided_match_is_not_rated_and_is_scheduled_again(store: Store) -> None:
@@ -422,7 +423,7 @@ def test_a_voided_match_is_not_rated_and_is_scheduled_again(store: Store) -> Non
     pending = store.pending_matches(t.id)
     assert [p.id for p in pending].count(again.id) == 1 and m.id not in [p.id for p in pending]
     assert store.tournament_status(t.id).counts == {
-        "pending": 3,
+        "pending": 6,
         "running": 0,
         "finished": 0,
         "voided": 1,
@@ -493,9 +494,9 @@ def test_rankings_sort_by_conservative_rating_with_means_and_faults(store: Store
     assert conservative == sorted(conservative, reverse=True)
     for r in rows:
         assert r.conservative == pytest.approx(r.mu - 3 * r.sigma)
-        assert r.matches == 9
+        assert r.matches == 18
         assert r.mean_score == strength[r.bot_id]
-    assert rows[3].faults == 9 and rows[0].faults == 0
+    assert rows[3].faults == 18 and rows[0].faults == 0
     assert store.rankings("no-such-game") == []
 
 
