@@ -1,7 +1,9 @@
-"""Engine setup: SQLite pragmas and BEGIN modes, PostgreSQL options, schema creation."""
+"""Engine setup: SQLite pragmas and BEGIN modes, PostgreSQL options, the schema's version."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -9,10 +11,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, StaticPool
-from sqlmodel import SQLModel
 
 from tournaments import models as _models  # noqa: F401  (registers the tables)
-from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError
+from tournaments import schema
+from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError, TournamentError
 
 DEFAULT_URL = "sqlite:///./cardshark.db"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
@@ -47,8 +49,12 @@ def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def make_engine(url: str | URL | None = None, *, echo: bool = False) -> Engine:
-    """An engine for url (default ./cardshark.db), connected once, with the schema created."""
+def make_engine(
+    url: str | URL | None = None, *, echo: bool = False, check_schema: bool = True
+) -> Engine:
+    """An engine for url (default ./cardshark.db), connected once; an empty database gets the
+    schema at the head revision, and one at another revision is refused (SchemaVersionError)
+    unless check_schema is False (for the upgrade itself)."""
     parsed = parse_url(url)
     shown = safe_url(parsed)
     kwargs: dict[str, Any] = {"echo": echo}
@@ -77,15 +83,38 @@ def make_engine(url: str | URL | None = None, *, echo: bool = False) -> Engine:
         # WAL, synchronous=NORMAL, busy timeout, foreign keys; BEGIN (IMMEDIATE for writers).
         _install_sqlite_listeners(engine, wal=not memory)
     try:
-        with engine.execution_options(**{SQLITE_BEGIN: "IMMEDIATE"}).begin() as connection:
-            if parsed.get_backend_name() == "postgresql":
-                # Two processes opening a fresh database must not both create the tables.
-                connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})")
-            SQLModel.metadata.create_all(connection)
+        with schema_transaction(engine) as connection:
+            if check_schema:
+                schema.prepare(connection, shown)
     except SQLAlchemyError as exc:
         engine.dispose()
         raise DatabaseUnavailableError(shown, _reason(exc)) from exc
+    except TournamentError:
+        engine.dispose()
+        raise
     return engine
+
+
+@contextmanager
+def schema_transaction(engine: Engine) -> Iterator[Connection]:
+    """A write transaction that no other process changing the schema runs beside."""
+    with engine.execution_options(**{SQLITE_BEGIN: "IMMEDIATE"}).begin() as connection:
+        if engine.dialect.name == "postgresql":
+            # Two processes opening a fresh database must not both create the tables.
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})")
+        yield connection
+
+
+def upgrade_schema(url: str | URL | None = None, target: str = "head") -> tuple[str | None, str]:
+    """Migrate the database at url to the target revision; returns (before, after)."""
+    engine = make_engine(url, check_schema=False)
+    try:
+        with schema_transaction(engine) as connection:
+            return schema.upgrade(connection, safe_url(engine.url), target)
+    except SQLAlchemyError as exc:
+        raise DatabaseUnavailableError(safe_url(engine.url), _reason(exc)) from exc
+    finally:
+        engine.dispose()
 
 
 def _ensure_parent(path: Path, shown: str) -> None:

@@ -57,6 +57,29 @@ class DatabaseUnavailableError(StorageError):
         super().__init__(f"database {url} is unavailable: {reason}")
 
 
+class SchemaVersionError(StorageError):
+    """A database whose schema revision is not the one this cardshark runs on."""
+
+    def __init__(self, url: str, found: str | None, head: str) -> None:
+        self.url = url
+        self.found = found
+        self.head = head
+        what = (
+            "no schema revision (it was made before cardshark versioned its schema)"
+            if found is None
+            else f"schema revision {found}"
+        )
+        super().__init__(f"database {url} has {what}; this cardshark needs revision {head}")
+
+
+class SchemaOutdatedError(SchemaVersionError):
+    """A database on an older schema: `cardshark db upgrade` brings it to this version."""
+
+
+class SchemaNewerError(SchemaVersionError):
+    """A database upgraded by a newer cardshark than this one."""
+
+
 class NotFoundError(StorageError, LookupError):
     """A bot, tournament or match that does not exist."""
 

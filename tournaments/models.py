@@ -144,6 +144,8 @@ class Match(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("tournament_id", "schedule_index", "attempt"),
         Index("ix_matches_tournament_status", "tournament_id", "status"),
+        # Every recorded match looks up its set (rotation of one table in one round).
+        Index("ix_matches_set", "tournament_id", "round", "table_index"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -18,6 +18,7 @@ from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
 from server.cli.common import errors
 from server.cli.compare import compare
+from server.cli.database import db_app
 from server.cli.demo import demo
 from server.cli.games import games_command
 from server.cli.match_list import match_list
@@ -42,6 +43,7 @@ app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(ratings_app, name="ratings")
 app.add_typer(match_app, name="match")
+app.add_typer(db_app, name="db")
 app.command("games")(games_command)
 app.command("rankings")(rankings)
 app.command("serve")(serve)

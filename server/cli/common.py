@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import socket
 from collections.abc import Iterator
@@ -24,7 +25,7 @@ from server.sandbox import (
 )
 from server.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
 from tournaments.db import DEFAULT_URL, parse_url
-from tournaments.errors import TournamentError
+from tournaments.errors import SchemaOutdatedError, SchemaVersionError, TournamentError
 from tournaments.store import Store
 
 T = TypeVar("T")
@@ -233,11 +234,33 @@ def open_store(db: str | None, create: bool = False) -> Iterator[Store]:
     with clear_errors():
         if not create:
             require_existing_database(db)
-        store = Store(db)
+        try:
+            store = Store(db)
+        except SchemaVersionError as exc:
+            fail(schema_refusal(exc, db))
         try:
             yield store
         finally:
             store.close()
+
+
+def _current_context() -> Any:
+    # typer (0.2x) runs a vendored click, whose context stack is not click's own.
+    try:
+        found = importlib.import_module("typer._click.globals")
+    except ImportError:  # an older typer on plain click
+        found = importlib.import_module("click.globals")
+    return found.get_current_context(silent=True)
+
+
+def schema_refusal(exc: SchemaVersionError, db: str | None) -> str:
+    """The one line that refuses to run this command on a database at another revision."""
+    context = _current_context()
+    name = context.command_path if context is not None else "cardshark"
+    if isinstance(exc, SchemaOutdatedError):
+        same = " with the same --db" if db is not None else ""
+        return f"`{name}` cannot run: {exc}; run `cardshark db upgrade`{same} first"
+    return f"`{name}` cannot run: {exc}; use a cardshark that knows revision {exc.found}"
 
 
 def check_listen(host: str, port: int, what: str = "--host", port_flag: str = "--port") -> None:

@@ -1,0 +1,1 @@
+"""Alembic migrations of the cardshark schema; `cardshark db upgrade` runs them."""
