@@ -1,13 +1,19 @@
-"""Fair throughput: the fastest a tournament runs here and still gives the result it gives alone.
+"""Tournament throughput with storage and ratings on, and the fastest fair concurrency.
 
-Usage: python bench/tournament.py [--concurrency 1,2,4,8,16,32] [--move-ms 20] [--json]
-16 managed copies of the deterministic Knaves example bot, sandboxed, 45 tables (135
-matches), the same seed at every concurrency. A level is fair when it ends with 0 faults and
-the same per-bot scores as concurrency 1. Printed per level: matches/s, whether it was fair,
-the matches voided for load, the lowest limit the runner fell to, and the referee's own loop
-lag (p50, p99). `max_fair_matches_per_s` is the best fair level's throughput.
-`preflight_s` is the wall time to start 5 sandboxed managed bots and hear each say Hello,
-the wait before a tournament's first match (median of 3).
+Usage: python bench/tournament.py [--matches 1000] [--at C] [--sweep]
+                                  [--concurrency 1,2,4,8,16,32] [--move-ms 20] [--json]
+The round robin: 16 managed copies of the deterministic Knaves example bot, sandboxed, enough
+tables for --matches matches (6 per table), at concurrency --at (default: what the cores
+serve), stored in SQLite and rated as `cardshark tournament run` does. Printed:
+`matches_per_s`, `seconds_per_1000`, and `store_rate_share`: the wall time spent in the
+store's calls (starting, recording and rating matches, in worker threads) over the
+tournament's wall time, with `store_rate_cpu_share`, the CPU those calls used over it.
+With --sweep, the fairness sweep too: 45 tables at every --concurrency level on one seed; a
+level is fair when it ends with 0 faults and the same per-bot scores as concurrency 1.
+Printed per level: matches/s, whether it was fair, the matches voided for load, the lowest
+limit the runner fell to, and the referee's own loop lag (p50, p99).
+`max_fair_matches_per_s` is the best fair level's throughput. `preflight_s` is the wall time
+to start 5 sandboxed managed bots and hear each say Hello (median of 3).
 """
 
 from __future__ import annotations
@@ -19,21 +25,70 @@ import shlex
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.arena import Arena  # noqa: E402
+from server.load import fitting_concurrency  # noqa: E402
 from server.preflight import BotToStart, start_managed  # noqa: E402
 from server.sandbox import SandboxPolicy, unavailable_reason  # noqa: E402
 from server.tournament_runner import Progress, database_authenticator, run_tournament  # noqa: E402
-from tournaments.store import Store  # noqa: E402
+from tournaments.models import Match, Tournament  # noqa: E402
+from tournaments.schedule import min_covering_tables, seatings_per_table  # noqa: E402
+from tournaments.store import FinishedMatch, Store  # noqa: E402
 
 BOT = [sys.executable, str(ROOT / "clients" / "python" / "examples" / "knaves_bot.py")]
 COPIES, TABLES, SEED = 16, 45, 5
+T = TypeVar("T")
+
+
+class TimedStore(Store):
+    """A Store that adds up the wall and CPU time of the calls a running tournament makes."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.wall = self.cpu = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def _timed(self, call: Callable[[], T]) -> T:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return call()
+        finally:
+            cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+            with self._lock:
+                self.wall += wall
+                self.cpu += cpu
+                self.calls += 1
+
+    def reset(self) -> None:
+        """Forget the time counted so far."""
+        with self._lock:
+            self.wall = self.cpu = 0.0
+            self.calls = 0
+
+    def get_tournament(self, tournament_id: int) -> Tournament:
+        return self._timed(lambda: super(TimedStore, self).get_tournament(tournament_id))
+
+    def start_match(self, match_id: int) -> Match:
+        return self._timed(lambda: super(TimedStore, self).start_match(match_id))
+
+    def void_match(
+        self, match_id: int, reason: str, *, record: dict[str, Any] | None = None
+    ) -> Match:
+        return self._timed(
+            lambda: super(TimedStore, self).void_match(match_id, reason, record=record)
+        )
+
+    def record(self, finished: FinishedMatch) -> Match:
+        return self._timed(lambda: super(TimedStore, self).record(finished))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -62,12 +117,17 @@ async def play(concurrency: int, move_ms: int, tmp: str) -> dict[str, Any]:
         lowest[0] = min(lowest[0], p.limit or concurrency)
         voids[0] = p.load_voids
 
-    arena = Arena(f"{tmp}/logs", authenticate=database_authenticator(store),
-                  sandbox=SandboxPolicy())
+    arena = Arena(
+        f"{tmp}/logs", authenticate=database_authenticator(store), sandbox=SandboxPolicy()
+    )
     async with arena:
         start = time.perf_counter()
         await run_tournament(
-            store, tournament.id, concurrency=concurrency, arena=arena, on_progress=seen,
+            store,
+            tournament.id,
+            concurrency=concurrency,
+            arena=arena,
+            on_progress=seen,
             log_dir=f"{tmp}/logs",
         )
         elapsed = time.perf_counter() - start
@@ -107,22 +167,102 @@ async def preflight(tmp: str, bots: int = 5) -> float:
     return started.seconds
 
 
+async def throughput(
+    matches: int, concurrency: int, move_ms: int | None, tmp: str
+) -> dict[str, Any]:
+    """One round robin of at least `matches` matches, stored and rated; its figures."""
+    store = TimedStore(f"sqlite:///{tmp}/throughput.db")
+    names = [store.add_bot(f"copy{i}", shlex.join(BOT))[0].name for i in range(COPIES)]
+    # Every pair must meet: below that many tables the schedule is refused.
+    tables = max(-(-matches // seatings_per_table(3)), min_covering_tables(COPIES, 3))
+    tournament = store.create_tournament(
+        "knaves", names, tables=tables, seed=SEED, clock_ms=move_ms
+    )
+    assert tournament.id is not None
+    voids = [0]
+
+    def seen(p: Progress) -> None:
+        voids[0] = p.load_voids
+
+    arena = Arena(
+        f"{tmp}/logs", authenticate=database_authenticator(store), sandbox=SandboxPolicy()
+    )
+    async with arena:
+        store.reset()
+        start = time.perf_counter()
+        played = await run_tournament(
+            store,
+            tournament.id,
+            concurrency=concurrency,
+            arena=arena,
+            on_progress=seen,
+            log_dir=f"{tmp}/logs",
+        )
+        elapsed = time.perf_counter() - start
+    faults = sum(
+        len((m.record or {}).get("faults", []))
+        for m in store.matches(tournament.id, include_voided=False)
+    )
+    figures = {
+        "matches": played,
+        "concurrency": concurrency,
+        "seconds": elapsed,
+        "matches_per_s": played / elapsed,
+        "seconds_per_1000": 1000 * elapsed / played,
+        "store_rate_share": store.wall / elapsed,
+        "store_rate_cpu_share": store.cpu / elapsed,
+        "store_calls": store.calls,
+        "store_ms_per_match": 1000 * store.wall / played,
+        "faults": faults,
+        "load_voids": voids[0],
+    }
+    store.close()
+    return figures
+
+
 def main() -> None:
-    """Run every level, compare each with concurrency 1, print the figures."""
+    """Run the round robin (and the sweep if asked), print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--concurrency", default="1,2,4,8,16,32")
-    parser.add_argument("--move-ms", type=int, default=20)
+    parser.add_argument("--matches", type=int, default=1000, help="at least this many matches")
+    parser.add_argument("--at", type=int, default=0, help="its concurrency (0: what fits)")
+    parser.add_argument("--sweep", action="store_true", help="the fairness sweep too")
+    parser.add_argument("--concurrency", default="1,2,4,8,16,32", help="the sweep's levels")
+    parser.add_argument("--move-ms", type=int, default=20, help="the sweep's move clock")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if (why := unavailable_reason()) is not None:
         parser.error(f"the sandbox cannot be built here: {why}")
+    if args.matches < 1:
+        parser.error(f"--matches {args.matches}: need at least 1")
+    at = args.at or fitting_concurrency()
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = asyncio.run(throughput(args.matches, at, None, tmp))
+        print("round robin: done", file=sys.stderr, flush=True)
+        if args.sweep:
+            summary["sweep"] = sweep(args, tmp)
+    if args.json:
+        print(json.dumps(summary))
+        return
+    print(
+        f"{summary['matches']} matches at concurrency {at}: {summary['matches_per_s']:.2f} "
+        f"matches/s, {summary['seconds_per_1000']:.1f} s per 1000; store and ratings "
+        f"{100 * summary['store_rate_share']:.1f} % of wall time "
+        f"({100 * summary['store_rate_cpu_share']:.1f} % as CPU, "
+        f"{summary['store_ms_per_match']:.1f} ms per match); faults {summary['faults']}, "
+        f"load voids {summary['load_voids']}"
+    )
+    if args.sweep:
+        print_sweep(summary["sweep"], args.move_ms)
+
+
+def sweep(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
+    """Every concurrency level, each compared with concurrency 1."""
     levels = sorted({1, *(int(c) for c in args.concurrency.split(",") if c)})
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        preflight_s = statistics.median(asyncio.run(preflight(tmp)) for _ in range(3))
-        for level in levels:
-            rows.append(asyncio.run(play(level, args.move_ms, tmp)))
-            print(f"concurrency {level}: done", file=sys.stderr, flush=True)
+    preflight_s = statistics.median(asyncio.run(preflight(tmp)) for _ in range(3))
+    for level in levels:
+        rows.append(asyncio.run(play(level, args.move_ms, tmp)))
+        print(f"concurrency {level}: done", file=sys.stderr, flush=True)
     alone = rows[0]["scores"]
     for row in rows:
         row["fair"] = row["faults"] == 0 and row.pop("scores") == alone
@@ -138,9 +278,12 @@ def main() -> None:
         "preflight_s": preflight_s,
         "by_concurrency": rows,
     }
-    if args.json:
-        print(json.dumps(summary))
-        return
+    return summary
+
+
+def print_sweep(summary: dict[str, Any], move_ms: int) -> None:
+    """The sweep as a table."""
+    rows = summary["by_concurrency"]
     print(
         f"{'concurrency':>11}{'matches/s':>11}{'fair':>6}{'faults':>8}{'load voids':>12}"
         f"{'lowest limit':>14}{'lag p50 ms':>12}{'lag p99 ms':>12}"
@@ -153,9 +296,9 @@ def main() -> None:
         )
     print(
         f"max_fair_matches_per_s {summary['max_fair_matches_per_s']:.2f} at concurrency "
-        f"{summary['at_concurrency']} (move {args.move_ms} ms)"
+        f"{summary['at_concurrency']} (move {move_ms} ms)"
     )
-    print(f"preflight of 5 sandboxed managed bots: {preflight_s:.2f} s")
+    print(f"preflight of 5 sandboxed managed bots: {summary['preflight_s']:.2f} s")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from server.arena import TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
 from server.bots import ManagedBot
@@ -17,12 +19,14 @@ from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.errors import TournamentError
-from tournaments.models import Match
+from tournaments.models import Match, Tournament
 from tournaments.ratings import SeatOutcome
 from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store
 
 MAX_VOIDS = 3
 MAX_LOAD_VOIDS = 6  # replays of one match for server load before the run gives up, loudly
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,29 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 # A managed bot that stopped running: its name, how it ended, where its log is.
 BotExitCallback = Callable[[str, str, Path | None], None]
+
+
+class StoreWriter:
+    """A run's store writes, one at a time on one thread, in the order they were asked for.
+
+    One thread, not the default pool: writes never queue on each other's lock or contend for
+    the GIL among themselves, and a match's start is always written before its result.
+    """
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cardshark-store")
+
+    def submit(self, call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
+        """Queue a write; the future is its result."""
+        return asyncio.wrap_future(self._pool.submit(call, *args, **kwargs))
+
+    async def close(self) -> None:
+        """Finish the queued writes (or drop those not begun, when cancelled) and stop."""
+        try:
+            await asyncio.to_thread(self._pool.shutdown)
+        except asyncio.CancelledError:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def identity_for(bot_id: int, name: str) -> BotIdentity:
@@ -130,6 +157,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
         [m.schedule_index for m in pending], lambda finished: _record(store, finished)
     )
+    writer = StoreWriter()
     logs = Path(run.log_dir or arena.log_dir) / f"tournament-{tournament_id}"
     spawned: list[ManagedBot] = []
     limit = AdaptiveLimit(run.concurrency)
@@ -139,14 +167,23 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     async def play(match: Match) -> None:
         async with limit:
             record = await play_until_not_voided(
-                store, arena, match, identities, settings, storms, limit, load_voids
+                store,
+                arena,
+                match,
+                identities,
+                settings,
+                storms,
+                limit,
+                load_voids,
+                tournament=tournament,
+                writer=writer,
             )
         outcomes = tuple(
             SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
             for seat, score in enumerate(record.scores)
         )
         finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
-        await asyncio.to_thread(committer.finish, match.schedule_index, finished)
+        await writer.submit(committer.finish, match.schedule_index, finished)
         if run.on_progress is not None:
             done = already + committer.committed
             run.on_progress(
@@ -195,7 +232,13 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         for task in tasks:
             task.cancel()
         await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
+        await writer.close()
     return committer.committed
+
+
+def _retrieve(future: asyncio.Future[Match]) -> None:
+    if not future.cancelled():
+        future.exception()  # marks it retrieved; a task still awaiting it raises it
 
 
 def _record(store: Store, finished: FinishedMatch) -> None:
@@ -211,16 +254,34 @@ async def play_until_not_voided(
     storms: StormWatch | None = None,
     limit: AdaptiveLimit | None = None,
     load_voids: list[int] | None = None,
+    *,
+    tournament: Tournament | None = None,
+    writer: StoreWriter | None = None,
 ) -> MatchRecord:
     """Play a match; a match voided by a server failure, or whose timeouts came in a storm
-    of the server's load, is stored as void and played again (never rated)."""
+    of the server's load, is stored as void and played again (never rated).
+
+    With a writer, the store's writes go through it and the match starts playing while its
+    start is being written (the writer writes it before anything the match writes later).
+    """
     assert match.id is not None
-    tournament = await asyncio.to_thread(store.get_tournament, match.tournament_id)
+    if tournament is None:
+        tournament = await asyncio.to_thread(store.get_tournament, match.tournament_id)
+
+    def write(call: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[R]:
+        if writer is not None:
+            return writer.submit(call, *args, **kwargs)
+        return asyncio.ensure_future(asyncio.to_thread(call, *args, **kwargs))
+
     voids = stormy = 0
     while voids < MAX_VOIDS:
         match_id = match.id
         assert match_id is not None
-        await asyncio.to_thread(store.start_match, match.id)
+        started = write(store.start_match, match_id)
+        if writer is None:
+            await started
+        else:  # a failure is raised below; if the play is cancelled first, it is not lost
+            started.add_done_callback(_retrieve)
         # Whether this attempt plays with the machine to itself, from start to end.
         solo_from = limit.crowding if limit is not None and limit.in_flight <= 1 else -1
         record = await arena.play(
@@ -231,6 +292,7 @@ async def play_until_not_voided(
             clock=clock,
             match_id=str(match.id),
         )
+        await started  # long written by now; raises if the start could not be
         timed_out = {record.seats[f.seat] for f in record.faults if f.kind == "timeout"}
         # Played alone at the lowest limit, timeouts are the bots' own, storm or not.
         alone = limit is None or (solo_from >= 0 and limit.alone_since(solo_from))
@@ -252,14 +314,10 @@ async def play_until_not_voided(
                 f"{LOAD_VOID_PREFIX} timeouts of {len(timed_out)} bot(s) "
                 "in a storm of the server's load"
             )
-            match = await asyncio.to_thread(
-                store.void_match, match_id, reason, record=record.to_json()
-            )
+            match = await write(store.void_match, match_id, reason, record=record.to_json())
             continue
         if record.status == "finished":
             return record
         voids += 1
-        match = await asyncio.to_thread(
-            store.void_match, match_id, record.reason, record=record.to_json()
-        )
+        match = await write(store.void_match, match_id, record.reason, record=record.to_json())
     raise RuntimeError(f"match {match.schedule_index} voided {MAX_VOIDS} times; stopping")

@@ -206,7 +206,7 @@ class MatchStore(RatingStore):
             if self._later_match_rated(session, tournament, match):
                 self._recompute(session, tournament.game)
             else:
-                self._rate(session, tournament, match_id, seat_rows)
+                self._rate(session, tournament, match, seat_rows)
             left = session.exec(
                 select(func.count())
                 .select_from(Match)

@@ -179,9 +179,10 @@ class RatingStore(StoreBase):
         return later is not None
 
     def _rate(
-        self, session: Session, tournament: Tournament, match_id: int, seats: list[SeatResult]
+        self, session: Session, tournament: Tournament, match: Match, seats: list[SeatResult]
     ) -> None:
-        """Count a recorded match; rate its set when this match completes it."""
+        """Count a recorded match (already in the session); rate its set when this match
+        completes it."""
         stored = self._locked_ratings(session, tournament.game, [s.bot_id for s in seats])
         for seat in seats:
             row = stored.get(seat.bot_id)
@@ -195,7 +196,6 @@ class RatingStore(StoreBase):
             row.score_sum += seat.score
             row.faults += seat.faults
             session.add(row)
-        match = self._match(session, match_id, lock=False)
         members = session.exec(
             select(Match)
             .where(
