@@ -156,11 +156,18 @@ S = TypeVar("S", bound=MatchState)
 def shared_view(
     state: MatchState, key: str, source: list[Any], build: Callable[[Any], Any]
 ) -> tuple[Any, ...]:
-    """A read-only view of an append-only list, one tuple shared by every view until the
-    list grows or is replaced (so the referee converts it to protobuf once, not per request)."""
+    """A read-only view of an append-only list (items never change once appended), one tuple
+    shared by every view until the list grows or is replaced (so the referee converts it to
+    protobuf once, not per request). A grown list's tuple extends the last one: the items it
+    had are the same objects, and only the new ones are built."""
     memo = state.view_memo.get(key)
-    if memo is not None and memo[0] is source and memo[1] == len(source):
-        return memo[2]
+    if memo is not None and memo[0] is source:
+        if memo[1] == len(source):
+            return memo[2]
+        if memo[1] < len(source):
+            value = memo[2] + tuple(build(item) for item in source[memo[1] :])
+            state.view_memo[key] = (source, len(source), value)
+            return value
     value = tuple(build(item) for item in source)
     state.view_memo[key] = (source, len(source), value)
     return value

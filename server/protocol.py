@@ -15,6 +15,8 @@ PROTOCOL_VERSION = 1
 _ACTION_CACHE: dict[str, pb.Action] = {}
 SHARED_CACHE_SIZE = 4096
 _SHARED_CACHE: dict[tuple[int, str, str], tuple[tuple[Any, ...], bytes]] = {}
+# The same entries by the id of their tuple's first item: the latest tuple starting with it.
+_SHARED_HEADS: dict[tuple[int, str, str], tuple[tuple[Any, ...], bytes]] = {}
 _ACTION_BYTES: dict[str, bytes] = {}
 
 
@@ -74,15 +76,32 @@ def _action_bytes(action: Action) -> bytes:
 
 def _shared_bytes(field: str, name: str, value: tuple[Any, ...]) -> bytes:
     """A RefereeMessage holding only one shared (tuple) view field, serialized once per
-    tuple (held in the cache, so its id is not reused while cached)."""
+    tuple (held in the cache, so its id is not reused while cached). A tuple that extends
+    the last one cached for its first item (shared_view appends) serializes only the rest:
+    repeated fields concatenate."""
     key = (id(value), field, name)
     hit = _SHARED_CACHE.get(key)
     if hit is not None and hit[0] is value:
         return hit[1]
-    data = pb.RefereeMessage(request={field: {name: value}}).SerializeToString()
+    data = None
+    if value:
+        head = (id(value[0]), field, name)
+        last = _SHARED_HEADS.get(head)
+        if last is not None and len(last[0]) < len(value) and last[0][0] is value[0]:
+            done = last[0]
+            if all(a is b for a, b in zip(done, value, strict=False)):
+                rest = value[len(done) :]
+                data = (
+                    last[1] + pb.RefereeMessage(request={field: {name: rest}}).SerializeToString()
+                )
+    if data is None:
+        data = pb.RefereeMessage(request={field: {name: value}}).SerializeToString()
     if len(_SHARED_CACHE) >= SHARED_CACHE_SIZE:
         _SHARED_CACHE.clear()
+        _SHARED_HEADS.clear()
     _SHARED_CACHE[key] = (value, data)
+    if value:
+        _SHARED_HEADS[(id(value[0]), field, name)] = (value, data)
     return data
 
 

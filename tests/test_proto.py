@@ -122,6 +122,36 @@ def test_shared_view_parts_go_on_the_wire_as_if_converted_each_time() -> None:
     assert converted == 3 and len(protocol._SHARED_CACHE) == 3
 
 
+def test_grown_shared_views_go_on_the_wire_as_if_converted_each_time() -> None:
+    """A shared tuple that grows is extended, not rebuilt, and its bytes are extended: every
+    request of whole matches equals the plain conversion of its view."""
+    import random
+
+    def request(name: str, seat: int, view: dict[str, Any], legal: Any) -> bytes:
+        msg = protocol.decision_request(
+            game_name=name,
+            request_id=3,
+            match_id="m",
+            seat=seat,
+            view=view,
+            actions=legal,
+            move_ms=1000,
+            bank_ms=0,
+        )
+        return bytes(msg.SerializeToString())
+
+    for name in ("knaves", "knives"):
+        game = get_game(name)
+        state = game.new_match(11)
+        rng = random.Random(11)
+        while (seat := game.to_act(state)) is not None:
+            legal = game.legal_actions(state)
+            view = game.view(state, seat)
+            plain = request(name, seat, json.loads(json.dumps(view)), legal)
+            assert request(name, seat, view, legal) == plain, f"{name}: {len(state.history)}"
+            game.apply(state, rng.choice(legal))
+
+
 def test_struct_matches_the_librarys_own_conversion() -> None:
     """Hand records and options convert exactly as google.protobuf's Struct.update does."""
     import random
