@@ -517,6 +517,16 @@ class Kill(Game[KillState]):
         return len(state.rounds)
 
     @override
+    def public_label(self, state: KillState, action_id: str) -> str:
+        # The card a swap replaced, which of a pair was given and a discard stay secret (L13).
+        kind, _, rest = action_id.partition(":")
+        if kind in ("swap", "discard"):
+            return kind
+        if kind == "two":
+            return f"two>{rest.rpartition('>')[2]}"
+        return action_id
+
+    @override
     def hand_records(self, state: KillState) -> list[HandRecord]:
         return [
             {

@@ -556,6 +556,12 @@ class Knives(Game[KnivesState]):
         return list(state.totals)
 
     @override
+    def public_label(self, state: KnivesState, action_id: str) -> str:
+        # Banked cards are the banker's secret; a reveal is public only once the dealer is done.
+        kind, _, _ = action_id.partition(":")
+        return kind if kind in ("bank", "reveal") else action_id
+
+    @override
     def hand_records(self, state: KnivesState) -> list[HandRecord]:
         return state.records
 

@@ -451,6 +451,16 @@ class NinjaWhist(Game[NinjaWhistState]):
         return out
 
     @override
+    def public_label(self, state: NinjaWhistState, action_id: str) -> str:
+        # A card that will be boosted stays face down until its tokens are attached.
+        kind, _, card = action_id.partition(":")
+        if kind == "play" and card in FACE:
+            match = MATCH[card[1]]
+            if any(match[t] for t in state.score_areas[state.actor]):
+                return kind
+        return action_id
+
+    @override
     def hand_records(self, state: NinjaWhistState) -> list[HandRecord]:
         return state.records
 

@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-import dataclasses
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from games.errors import UnknownGameError
 from games.registry import all_games, get_game
-from server.transcript import seat_names, transcript
+from server.replay import replay_json
+from server.transcript import seat_names
 from tournaments.errors import NotFoundError
+from tournaments.models import MatchStatus
 from tournaments.store import Store
 
-TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+HERE = Path(__file__).parent
+TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
+STATIC = HERE / "static"
 RECENT = 50
+REPLAYS_CACHED = 32  # finished matches never change: their replay JSON is kept
+FINAL = (MatchStatus.FINISHED.value, MatchStatus.VOIDED.value)
 
 
 def make_app(store: Store) -> Starlette:
@@ -75,8 +85,54 @@ def make_app(store: Store) -> Starlette:
             detail = store.match_detail(int(request.path_params["match"]))
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
-        steps = [dataclasses.asdict(s) for s in transcript(detail)]
-        return page(request, "match.html", detail=detail, names=seat_names(detail), steps=steps)
+        record = detail.match.record or {}
+        names = seat_names(detail)
+        faults = [0] * len(names)
+        for fault in record.get("faults", []):
+            if 0 <= fault.get("seat", -1) < len(faults):
+                faults[fault["seat"]] += 1
+        forfeited = list(record.get("forfeited") or []) + [False] * len(names)
+        return page(
+            request,
+            "match.html",
+            detail=detail,
+            game=get_game(detail.tournament.game).spec,
+            names=names,
+            result=detail.match.result or {},
+            faults=faults,
+            forfeited=forfeited,
+            decisions=len(record.get("actions", [])),
+        )
+
+    replays: OrderedDict[tuple[int, int | None], bytes] = OrderedDict()
+    replays_lock = threading.Lock()
+
+    def replay(request: Request) -> Response:
+        match_id = int(request.path_params["match"])
+        seat = request.query_params.get("seat", "")
+        focus = int(seat) if seat.isdigit() else None
+        if seat and focus is None:
+            raise HTTPException(400, f"seat must be a seat number, got {seat!r}")
+        key = (match_id, focus)
+        with replays_lock:
+            cached = replays.get(key)
+            if cached is not None:
+                replays.move_to_end(key)
+        if cached is None:
+            try:
+                detail = store.match_detail(match_id)
+                body = replay_json(detail, focus)
+            except NotFoundError as exc:
+                raise HTTPException(404, str(exc)) from None
+            except ValueError as exc:
+                raise HTTPException(400, str(exc)) from None
+            cached = bytes(JSONResponse(body).body)
+            if detail.match.status in FINAL:
+                with replays_lock:
+                    replays[key] = cached
+                    while len(replays) > REPLAYS_CACHED:
+                        replays.popitem(last=False)
+        return Response(cached, media_type="application/json")
 
     routes = [
         Route("/", home),
@@ -84,5 +140,7 @@ def make_app(store: Store) -> Starlette:
         Route("/bots/{name}", bot),
         Route("/tournaments/{tournament:int}", match_list),
         Route("/matches/{match:int}", match),
+        Route("/api/matches/{match:int}/replay", replay),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1000)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import re
 from typing import Any
 
 import pytest
@@ -231,3 +232,25 @@ def test_hands_finished_counts_the_hand_records(name: str) -> None:
         assert game.hands_finished(state) == len(game.hand_records(state))
         game.apply(state, rng.choice(game.legal_actions(state)))
     assert game.hands_finished(state) == len(game.hand_records(state)) > 0
+
+
+@pytest.mark.parametrize(("name", "seats"), CASES)
+def test_a_public_label_names_no_card_another_seat_cannot_see(name: str, seats: int) -> None:
+    """What a replay shows every seat of a move (Game.public_label) leaks no hidden card."""
+    game = get_game(name)
+    for seed in range(3):
+        for state, actor in playout(game, seed, seats, {}, seed):
+            before = game.hands_finished(state)
+            labels = {a.id: game.public_label(state, a.id) for a in game.legal_actions(state)}
+            for action_id, label in labels.items():
+                after = game.clone(state)
+                game.apply(after, action_id)
+                if game.hands_finished(after) > before:
+                    continue  # a hand's end publishes its whole record (RULINGS 0.6)
+                named = set(re.split(r"[:+>\s]", label))
+                for seat in range(seats):
+                    if seat != actor:
+                        leaked = named & game.hidden_cards(after, seat)
+                        assert not leaked, (
+                            f"{label!r} (for {action_id!r}) shows seat {seat} {leaked}"
+                        )

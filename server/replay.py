@@ -1,0 +1,123 @@
+"""A stored match replayed through its engine into the replay page's JSON: every step's table.
+
+Step n is the state after the first n actions. Its `shared` part is what every shown seat's
+view has in common and `own[s]` the rest of seat s's view, so a renderer rebuilds seat s's view
+as `{...shared, ...own[s]}`. With a focus seat only that seat's view is built, other seats'
+actions carry their public labels and their legal actions and faults are left out: the JSON
+holds exactly what the seat was sent (its views, the hand records published at hand ends, the
+faults charged to it), so the page cannot show a card the seat could not know.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from games.base import View
+from games.registry import get_game
+from server.transcript import seat_names
+from tournaments.store import MatchDetail
+
+
+def _split(views: list[View]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The keys equal in every view, and per view the keys that differ."""
+    first = views[0]
+    shared = {k: v for k, v in first.items() if all(w.get(k) == v for w in views[1:])}
+    own = [{k: v for k, v in w.items() if k not in shared} for w in views]
+    return shared, own
+
+
+def _fault_positions(faults: list[dict[str, Any]], decisions: int) -> dict[int, list[Any]]:
+    """Faults by the step that shows them: the one after the decision they were charged at."""
+    at: dict[int, list[dict[str, Any]]] = {}
+    for fault in faults:
+        step = min(max(int(fault.get("decision", -1)) + 1, 0), decisions)
+        at.setdefault(step, []).append(fault)
+    return at
+
+
+def replay_json(
+    detail: MatchDetail, focus: int | None = None, upto: int | None = None
+) -> dict[str, Any]:
+    """The replay of a match for the full table (focus None) or one seat, through step
+    `upto` (default: the last)."""
+    match, tournament = detail.match, detail.tournament
+    record = match.record or {}
+    game = get_game(tournament.game)
+    seats = len(match.seats)
+    if focus is not None and not 0 <= focus < seats:
+        raise ValueError(f"seat {focus} is not a seat of match {match.id} (0..{seats - 1})")
+    actions: list[str] = list(record.get("actions", []))
+    if upto is not None:
+        actions = actions[: max(0, upto)]
+    move_ms: list[float] = list(record.get("move_ms", []))
+    faults = _fault_positions(
+        [f for f in record.get("faults", []) if focus in (None, f.get("seat"))], len(actions)
+    )
+    state = game.new_match(match.seed, seats, tournament.options)
+    shown = range(seats) if focus is None else [focus]
+    steps: list[dict[str, Any]] = []
+    move: dict[str, Any] | None = None
+    hand_ended: dict[str, Any] | None = None
+    for n in range(len(actions) + 1):
+        actor = game.to_act(state)
+        shared, own = _split([game.view(state, s) for s in shown])
+        step: dict[str, Any] = {
+            "n": n,
+            "to_act": actor,
+            "scores": game.scores(state),
+            "shared": shared,
+            "own": own if focus is None else [],
+            "move": move,
+            "faults": faults.get(n, []),
+            "hand_ended": hand_ended,
+        }
+        if focus is None:
+            hidden = [game.hidden_cards(state, s) for s in range(seats)]
+            step["unseen"] = sorted(set.intersection(*hidden))
+        steps.append(step)
+        if n == len(actions) or actor is None:
+            break
+        action = actions[n]
+        mine = focus is None or focus == actor
+        move = {
+            "seat": actor,
+            "action": action if mine else game.public_label(state, action),
+            "legal": [a.id for a in game.legal_actions(state)] if mine else None,
+            "ms": move_ms[n] if n < len(move_ms) else None,
+        }
+        before = game.hands_finished(state)
+        game.apply(state, action)
+        hand_ended = None
+        if game.hands_finished(state) > before:
+            hand_ended = {"number": before, "record": game.hand_records(state)[-1]}
+    result = match.result or {}
+    names = seat_names(detail)
+    return {
+        "match": match.id,
+        "tournament": tournament.id,
+        "game": game.spec.name,
+        "title": game.spec.title,
+        "options": tournament.options,
+        "seed": match.seed,
+        "status": match.status,
+        "focus": focus,
+        "decisions": len(record.get("actions", [])),
+        "seats": [
+            {
+                "seat": s,
+                "bot": names[s],
+                "score": _at(result.get("scores"), s),
+                "rank": _at(result.get("ranks"), s),
+                "forfeited": bool(_at(record.get("forfeited"), s)),
+            }
+            for s in range(seats)
+        ],
+        "steps": steps,
+    }
+
+
+def _at(values: object, index: int) -> Any:
+    """values[index] for a stored list, else None."""
+    if isinstance(values, list) and index < len(values):
+        return values[index]
+    return None

@@ -1,0 +1,88 @@
+"use strict";
+// Cards as DOM nodes: rank and a suit glyph every stock font has (DejaVu: ♠ ♥ ♦ ♣ † ⚔ ⚚ ★ ● ➶),
+// coloured by suit. A card node carries its code in data-card; text is set, never parsed as HTML.
+const Cards = (() => {
+  /** A node: el("span", {class: "x"}, "text", child). Strings become text nodes. */
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children.flat(Infinity)) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  const STANDARD = {
+    S: ["♠", "black", "spades"], H: ["♥", "red", "hearts"],
+    D: ["♦", "red", "diamonds"], C: ["♣", "black", "clubs"],
+  };
+
+  /** A deck: suit letter -> [glyph, colour class, name]; rank letter -> shown rank; whole
+   * codes drawn specially (Jokers); rankFirst false for codes written suit-last numbers. */
+  function deck(suits, ranks, specials) {
+    return { suits, ranks: ranks || {}, specials: specials || {} };
+  }
+
+  const decks = {
+    standard: deck(STANDARD, { T: "10" }),
+    kill: deck(STANDARD, { T: "10" }, { JK: ["★", "joker", "Joker"] }),
+    knives: deck(
+      { ...STANDARD, K: ["†", "blue", "knives"] },
+      {},
+      { JO: ["★", "joker", "Joker"] },
+    ),
+    ninja: deck(
+      {
+        S: ["⚔", "steel", "sword"], T: ["⚚", "brown", "staff"],
+        N: ["†", "blue", "knives"], R: ["★", "gold", "stars"],
+      },
+      {},
+      { "J*": ["J➶", "joker", "Jack of Arrows"] },
+    ),
+    kansas: deck(
+      {
+        R: ["●", "kc-red", "red"], O: ["●", "kc-orange", "orange"],
+        Y: ["●", "kc-yellow", "yellow"], G: ["●", "kc-green", "green"],
+        B: ["●", "kc-blue", "blue"], P: ["●", "kc-purple", "purple"],
+        K: ["●", "kc-black", "black"],
+      },
+    ),
+  };
+
+  /** One card: `code` drawn from `d` (Kansas City codes are number then suit; "T3" a trump). */
+  function card(d, code) {
+    const special = d.specials[code];
+    if (special) {
+      return el("span", { class: `card ${special[1]}`, "data-card": code, title: special[2] },
+        special[0]);
+    }
+    if (d === decks.kansas && code[0] === "T") {
+      return el("span", { class: "card trump", "data-card": code, title: `trump ${code[1]}` },
+        code.slice(1), "▲");
+    }
+    const [rank, suit] = [code[0], code.slice(1)];
+    const [glyph, colour, name] = d.suits[suit] || ["?", "", suit];
+    return el("span", { class: `card ${colour}`, "data-card": code, title: `${code} (${name})` },
+      d.ranks[rank] || rank, glyph);
+  }
+
+  /** A row of cards (or a dash for none); `cls` adds a class to the row. */
+  function cards(d, codes, cls) {
+    if (!codes || codes.length === 0) return el("span", { class: `cards none ${cls || ""}` }, "–");
+    return el("span", { class: `cards ${cls || ""}` }, codes.map((c) => card(d, c)));
+  }
+
+  /** Face-down cards, optionally with the number printed on each back (Kansas City). */
+  function backs(count, numbers) {
+    const list = numbers || Array.from({ length: count }, () => "");
+    return el("span", { class: "cards backs", title: `${list.length} hidden cards` },
+      list.map((n) => el("span", { class: "card back" }, n === "" ? "▒" : String(n))));
+  }
+
+  return { el, deck, decks, card, cards, backs };
+})();

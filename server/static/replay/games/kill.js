@@ -1,0 +1,44 @@
+"use strict";
+// Kill: hands (face down to others), the drawn card, who is still in, and the round's events.
+(() => {
+  const { el } = Cards;
+  const SHOWN_EVENTS = 8;
+  function event(ctx, e) {
+    return el("li", {}, `${e.kind}${e.seat >= 0 ? ` by seat ${e.seat}` : ""}`,
+      e.target >= 0 ? ` → seat ${e.target}` : "",
+      e.card ? [" ", ctx.card(e.card)] : "",
+      e.cards && e.cards.length ? [" ", ctx.cards(e.cards)] : "",
+      e.secret ? [" secret ", ctx.card(e.secret)] : "",
+      e.points ? ` (${e.points > 0 ? "+" : ""}${e.points})` : "",
+      e.kind === "kill" || e.kind === "claim_joker" ? (e.success ? " success" : " failed") : "",
+      e.count ? ` ${e.count}` : "");
+  }
+  Replay.register("kill", {
+    deck: Cards.decks.kill,
+    columns: ["in", "immune", "cards", "round"],
+    cells: (ctx, s) => [ctx.pub.active[s] ? "in" : "out", ctx.pub.immune[s] ? "yes" : "",
+      ctx.pub.hand_sizes[s], ctx.pub.round_points[s]],
+    hand: (ctx, s) => {
+      const out = ctx.pub.out[s].cards;
+      const aside = out.length ? [" set aside ", ctx.cards(out)] : "";
+      if (!ctx.known(s)) return el("span", {}, Cards.backs(ctx.pub.hand_sizes[s]), aside);
+      const view = ctx.view(s);
+      return el("span", {}, ctx.hand(view.hand), view.drawn && s === ctx.pub.turn ? [" drew ", ctx.card(view.drawn)] : "",
+        aside);
+    },
+    info: (ctx) => {
+      const v = ctx.pub;
+      const events = v.events.slice(-SHOWN_EVENTS);
+      return [
+        el("div", {}, `round ${v.hand_number + 1}, started by seat ${v.starter}; turn of seat `,
+          `${v.turn}, phase ${v.phase}${v.draw_only ? " (draw only)" : ""}; turns ${v.turns}; `,
+          `deck ${v.deck_size}, used pile ${v.used_size}`),
+        el("ol", { id: "events", start: v.events.length - events.length + 1 },
+          events.map((e) => event(ctx, e))),
+      ];
+    },
+    handEnd: (ctx, record) => el("div", {},
+      `ended by ${record.end}${record.winner >= 0 ? `, winner seat ${record.winner}` : ""}; `,
+      `points ${record.points.join(" ")}`),
+  });
+})();

@@ -1,0 +1,311 @@
+"""The replay viewer in Chromium: every game's table at a step is what its engine computes."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlmodel import Session
+
+from games.registry import all_games, get_game
+from tests.games.contract import leaves
+from tests.server.webkit import chromium_page, play_match, serve_web
+from tournaments.models import Bot
+from tournaments.store import Store
+
+XSS = "<img src=x onerror=alert(1)>"
+FAULT_DETAIL = "unknown action '<script>alert(2)</script>'"
+SEAT = 1  # the seat whose one-seat view is checked
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store, dict[str, int]]]:
+    """A database with one stored match of every game (a fault in the Knaves one, a bot with
+    a hostile name at its table) and `cardshark serve` over it."""
+    db = f"sqlite:///{tmp_path_factory.mktemp('replay') / 'cs.db'}"
+    store = Store(db)
+    names = [store.add_bot(f"p{i}")[0].name for i in range(5)]
+    with Session(store.engine) as session:  # a name add_bot would refuse: it must still be safe
+        session.add(Bot(name=XSS, token_hash="0" * 64))
+        session.commit()
+    xss_id = store.get_bot(XSS).id
+    assert xss_id is not None
+    matches = {}
+    for name, game in all_games().items():
+        n = game.spec.default_seats
+        entrants: list[int | str] = [xss_id, *names[1:n]] if name == "knaves" else [*names[:n]]
+        tournament = store.create_tournament(name, entrants, rounds=1, seed=11)
+        first = store.matches(tournament.id or 0)[0]
+        assert first.id is not None
+        faults = []
+        if name == "knaves":
+            faults = [
+                {
+                    "seat": 2,
+                    "kind": "unknown_action",
+                    "detail": FAULT_DETAIL,
+                    "request_id": 9,
+                    "decision": 4,
+                    "fallback": "play:2C",
+                }
+            ]
+        play_match(store, first.id, faults=faults)
+        matches[name] = first.id
+    with serve_web(db) as url:
+        yield url, store, matches
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Page]:
+    with chromium_page() as p:
+        yield p
+
+
+def replay_of(store: Store, match_id: int) -> tuple[Any, Any, list[str]]:
+    """The game, stored match and its actions."""
+    detail = store.match_detail(match_id)
+    return get_game(detail.tournament.game), detail, (detail.match.record or {})["actions"]
+
+
+def state_at(store: Store, match_id: int, n: int) -> Any:
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    return game.replay(m.seed, len(m.seats), t.options, actions[:n])
+
+
+def first_hand_end(store: Store, match_id: int) -> int:
+    """The step right after the action that finished the first hand."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    for n, action in enumerate(actions, 1):
+        game.apply(state, action)
+        if game.hands_finished(state):
+            return n
+    raise AssertionError("no hand ended")
+
+
+def trick_of(game: str, view: dict[str, Any]) -> list[str] | None:
+    """The cards of the trick in play, as each game's view lists them (Kill has none)."""
+    if game == "kill":
+        return None
+    trick = view["trick"]
+    return [p["card"] for p in trick] if game in ("kansas-city", "ninja-whist") else list(trick)
+
+
+def codes(page: Page, selector: str) -> list[str]:
+    return [
+        str(c)
+        for c in page.locator(selector).evaluate_all("nodes => nodes.map(n => n.dataset.card)")
+    ]
+
+
+def open_replay(page: Page, url: str, match_id: int, seat: str = "") -> None:
+    page.goto(f"{url}/matches/{match_id}")
+    expect(page.locator("#replay")).to_have_attribute("data-loaded", "full")
+    if seat:
+        page.locator("#view").select_option(seat)
+        expect(page.locator("#replay")).to_have_attribute("data-loaded", f"seat-{seat}")
+
+
+def go_to(page: Page, n: int, last: int) -> None:
+    """Step with the controls a user has: Home, End, or the step's link."""
+    if n == 0:
+        page.keyboard.press("Home")
+    elif n == last:
+        page.keyboard.press("End")
+    else:
+        page.locator(f"#moves a[href^='#step={n}']").first.click()
+    expect(page.locator("#step")).to_have_text(str(n))
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_the_table_at_a_step_is_what_the_engine_computes(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    open_replay(page, url, match_id)
+    expect(page.locator("#total")).to_have_text(str(len(actions)))
+    ended = first_hand_end(store, match_id)
+    for n in (0, ended, len(actions)):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        scores = page.locator("#seats td.score")
+        expect(scores).to_have_text([str(s) for s in game.scores(state)])
+        for seat in range(len(detail.match.seats)):
+            view = game.view(state, seat)
+            row = f"#seats tr[data-seat='{seat}']"
+            assert codes(page, f"{row} .hand-cards [data-card]") == list(view["hand"]), (n, seat)
+        trick = trick_of(name, game.view(state, 0))
+        if trick is None:
+            expect(page.locator("#trick")).to_have_count(0)
+        else:
+            assert codes(page, "#trick [data-card]") == trick, n
+        to_act = game.to_act(state)
+        expect(page.locator("#seats tr.to-act")).to_have_count(0 if to_act is None else 1)
+        if n:
+            expect(page.locator("#action")).to_have_text(actions[n - 1])
+    go_to(page, ended, len(actions))
+    record = game.hand_records(state_at(store, match_id, ended))[0]
+    expect(page.locator("#last-hand")).to_contain_text("hand 1 ended")
+    expect(page.locator("#last-hand")).to_contain_text(
+        "points " + " ".join(str(p) for p in record["points"])
+    )
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_one_seat_view_has_only_what_that_seat_was_sent(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    open_replay(page, url, match_id, str(SEAT))
+    ended = first_hand_end(store, match_id)
+    for n in (1, ended - 1, ended, len(actions) // 2, len(actions)):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        hidden = game.hidden_cards(state, SEAT)
+        shown = codes(page, "#replay [data-card]:not(#last-hand [data-card])")
+        assert shown, n
+        assert not hidden & set(shown), (n, sorted(hidden & set(shown)))
+        published = (
+            set(leaves(game.hand_records(state)[-1])) if game.hands_finished(state) else set()
+        )
+        assert set(codes(page, "#last-hand [data-card]")) <= published, n
+        own = f"#seats tr[data-seat='{SEAT}'] .hand-cards [data-card]"
+        assert codes(page, own) == list(game.view(state, SEAT)["hand"]), n
+        expect(page.locator(".hand-cards")).to_have_count(1)
+        # Moves after this step are links without their actions.
+        later = page.locator(f"#moves li#s{n + 1}")
+        if n < len(actions):
+            expect(later).to_have_text(str(n + 1))
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+def test_the_seat_json_names_no_card_hidden_from_that_seat(
+    site: tuple[str, Store, dict[str, int]], name: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    with urllib.request.urlopen(f"{url}/api/matches/{match_id}/replay?seat={SEAT}") as r:
+        data = json.load(r)
+    assert len(data["steps"]) == len(actions) + 1
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    for n, step in enumerate(data["steps"]):
+        if n:
+            game.apply(state, actions[n - 1])
+        hidden = game.hidden_cards(state, SEAT)
+        assert step["scores"] == game.scores(state)
+        assert step["shared"] == json.loads(json.dumps(game.view(state, SEAT)))
+        seen = {k: v for k, v in step.items() if k != "hand_ended"}
+        if step["hand_ended"]:
+            seen.pop("move")  # it named a card of the hand now published
+        words = {w for leaf in leaves(seen) for w in leaf.replace(">", ":").split(":")}
+        assert not hidden & words, (n, sorted(hidden & words))
+
+
+def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], page: Page) -> None:
+    url, store, matches = site
+    match_id = matches["knaves"]
+    _, _, actions = replay_of(store, match_id)
+    open_replay(page, url, match_id)
+    page.keyboard.press("Home")
+    expect(page.locator("#step")).to_have_text("0")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#step")).to_have_text("1")
+    expect(page.locator("#action")).to_have_text(actions[0])
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#step")).to_have_text("1")
+    page.get_by_role("button", name="next ▶").click()
+    expect(page.locator("#step")).to_have_text("2")
+    page.keyboard.press("End")
+    expect(page.locator("#step")).to_have_text(str(len(actions)))
+    page.locator("#slider").fill("7")
+    expect(page.locator("#step")).to_have_text("7")
+    assert page.url.endswith("#step=7")
+    page.goto("about:blank")
+    page.goto(f"{url}/matches/{match_id}#step=9&seat=2")
+    expect(page.locator("#step")).to_have_text("9")
+    expect(page.locator("#view")).to_have_value("2")
+    expect(page.locator("#replay")).to_have_attribute("data-loaded", "seat-2")
+
+
+def test_a_fault_is_shown_on_its_own_seat(
+    site: tuple[str, Store, dict[str, int]], page: Page
+) -> None:
+    url, store, matches = site
+    match_id = matches["knaves"]
+    open_replay(page, url, match_id)
+    go_to(page, 5, -1)  # the fault was charged at decision 4: the step after it shows it
+    expect(page.locator("#seats tr.faulted")).to_have_attribute("data-seat", "2")
+    expect(page.locator("#faults .fault")).to_have_text(
+        f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback play:2C)"
+    )
+    expect(page.locator("#result tr[data-seat='2'] td").nth(4)).to_have_text("1")
+    expect(page.locator("#result tr[data-seat='0'] td").nth(4)).to_have_text("0")
+    go_to(page, 6, -1)
+    expect(page.locator("#seats tr.faulted")).to_have_count(0)
+
+
+def test_bot_supplied_strings_stay_text(
+    site: tuple[str, Store, dict[str, int]], page: Page
+) -> None:
+    url, store, matches = site
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    match_id = matches["knaves"]
+    open_replay(page, url, match_id)
+    go_to(page, 5, -1)
+    expect(page.locator("#seats tr[data-seat='0'] td.bot")).to_contain_text(XSS)
+    expect(page.locator("#result")).to_contain_text(XSS)
+    tournament = store.get_match(match_id).tournament_id
+    for path in (f"/tournaments/{tournament}", "/rankings/knaves", f"/matches/{match_id}"):
+        page.goto(url + path)
+        expect(page.get_by_text(XSS).first).to_be_visible()
+        expect(page.locator("img")).to_have_count(0)
+        expect(page.locator("script:not([src])")).to_have_count(1 if "matches" in path else 0)
+    assert dialogs == []
+
+
+GLYPH_CHECK = """glyphs => {
+  // A glyph no font has is drawn as the same .notdef box as a private-use code point.
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 48;
+  const g = canvas.getContext("2d");
+  const font = getComputedStyle(document.body).fontFamily;
+  const ink = (text) => {
+    g.clearRect(0, 0, 48, 48);
+    g.font = `32px ${font}`;
+    g.fillText(text, 4, 36);
+    return Array.from(g.getImageData(0, 0, 48, 48).data).join(",");
+  };
+  const missing = ink("\\uE000");
+  const blank = ink(" ");
+  return glyphs.filter(c => ink(c) === missing || ink(c) === blank);
+}"""
+
+
+def test_suit_and_navigation_glyphs_render(
+    site: tuple[str, Store, dict[str, int]], page: Page
+) -> None:
+    url, _, matches = site
+    glyphs: set[str] = set()
+    for name in ("knives", "ninja-whist", "kansas-city", "kill", "knaves"):
+        open_replay(page, url, matches[name])
+        page.keyboard.press("End")
+        texts = page.locator(".card, #controls button").all_text_contents()
+        glyphs |= {c for text in texts for c in text if not c.isascii() and not c.isspace()}
+    assert {"♠", "♥", "♦", "♣", "†", "⚔", "⚚", "★", "●", "◀", "▶"} <= glyphs
+    assert page.evaluate(GLYPH_CHECK, sorted(glyphs)) == []
+    assert page.evaluate(GLYPH_CHECK, ["⏮"]) == ["⏮"]  # the check does see a missing glyph
