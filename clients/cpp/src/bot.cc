@@ -1,6 +1,13 @@
 #include "cardshark/bot.h"
 
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/util/delimited_message_util.h>
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 #include <algorithm>
 #include <chrono>
@@ -29,6 +36,17 @@ std::string read_pem(const std::string& path, const char* what) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+// Writes message as one frame on fd at once; 0, or the errno of the failed write.
+// (SerializeDelimitedToFileDescriptor flushes in a destructor, so it cannot report one.)
+int write_frame(const google::protobuf::MessageLite& message, int fd) {
+  google::protobuf::io::FileOutputStream output(fd);
+  if (google::protobuf::util::SerializeDelimitedToZeroCopyStream(message, &output) &&
+      output.Flush()) {
+    return 0;
+  }
+  return output.GetErrno() != 0 ? output.GetErrno() : EIO;
 }
 
 }  // namespace
@@ -70,6 +88,18 @@ Options options_from_args(int argc, char** argv) {
   return options;
 }
 
+int local_fd(const std::string& server) {
+  if (server.rfind("fd:", 0) != 0) return -1;
+  std::string number = server.substr(3);
+  bool digits = !number.empty() && number.size() < 10 &&
+                number.find_first_not_of("0123456789") == std::string::npos;
+  if (!digits) {
+    throw std::invalid_argument("bad server address " + server +
+                                ": fd: takes a descriptor number, fd:3");
+  }
+  return std::stoi(number);
+}
+
 std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Options& options) {
   if (options.tls_ca.empty()) {
     if (!options.tls_cert.empty() || !options.tls_key.empty()) {
@@ -91,6 +121,7 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Options& opt
 
 BotClient::BotClient(Decide decide, Options options)
     : decide_(std::move(decide)), options_(std::move(options)) {
+  if (local_fd(options_.server) >= 0) return;  // no channel: frames on the descriptor
   channel_ = grpc::CreateChannel(options_.server, channel_credentials(options_));
   stub_ = v1::Referee::NewStub(channel_);
 }
@@ -105,6 +136,79 @@ v1::BotMessage BotClient::hello() const {
   return message;
 }
 
+bool BotClient::decide(const v1::DecisionRequest& request, v1::BotMessage* answer) {
+  std::string action;
+  try {
+    action = decide_(request);
+  } catch (const std::exception& err) {
+    // unanswered: the referee charges a timeout and plays a fallback action
+    std::cerr << "cardshark: decide failed on request " << request.request_id() << ": "
+              << err.what() << std::endl;
+    return false;
+  }
+  v1::Decision* decision = answer->mutable_decision();
+  decision->set_request_id(request.request_id());
+  decision->set_action_id(action);
+  return true;
+}
+
+bool BotClient::on_message(const v1::RefereeMessage& message) {
+  if (message.kind_case() == v1::RefereeMessage::kWelcome) welcome_ = message.welcome();
+  if (message.kind_case() == v1::RefereeMessage::kGoodbye) {
+    goodbye_ = message.goodbye();
+    said_goodbye_ = true;
+  }
+  if (options_.on_event) options_.on_event(message);
+  return said_goodbye_;
+}
+
+void BotClient::serve_local(int fd) {
+  using google::protobuf::util::ParseDelimitedFromZeroCopyStream;
+  // A write to a server that is gone must fail with EPIPE (the run ends with a line), not kill
+  // the bot with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::string where = "fd:" + std::to_string(fd);
+  bool welcomed = false;
+  if (int err = write_frame(hello(), fd)) {
+    ::close(fd);
+    throw BotRefused("cannot use descriptor " + std::to_string(fd) + ": " + std::strerror(err));
+  }
+  google::protobuf::io::FileInputStream input(fd);
+  v1::RefereeMessage message;
+  bool clean_eof = false;
+  while (true) {
+    message.Clear();  // ParseDelimited... merges into what the message holds
+    if (!ParseDelimitedFromZeroCopyStream(&message, &input, &clean_eof)) {
+      if (clean_eof) {
+        lost_ = "the server closed " + where;
+      } else if (input.GetErrno() != 0) {
+        lost_ = where + ": " + std::strerror(input.GetErrno());
+      } else {
+        lost_ = "a frame on " + where + " that does not parse";
+      }
+      break;
+    }
+    if (message.kind_case() == v1::RefereeMessage::kRequest) {
+      v1::BotMessage answer;
+      if (!decide(message.request(), &answer)) continue;
+      if (int err = write_frame(answer, fd)) {
+        lost_ = where + ": " + std::strerror(err);
+        break;
+      }
+      continue;
+    }
+    if (message.kind_case() == v1::RefereeMessage::kWelcome) welcomed = true;
+    if (on_message(message)) break;
+  }
+  ::close(fd);
+  if (said_goodbye_) {
+    lost_.clear();
+  } else if (!welcomed) {
+    throw BotRefused("the server closed descriptor " + std::to_string(fd) +
+                     " without a Welcome (refused: its log says why)");
+  }
+}
+
 bool BotClient::serve_once() {
   grpc::ClientContext context;
   auto stream = stub_->Play(&context);
@@ -113,33 +217,13 @@ bool BotClient::serve_once() {
     v1::RefereeMessage message;
     while (stream->Read(&message)) {
       if (message.kind_case() == v1::RefereeMessage::kRequest) {
-        const v1::DecisionRequest& request = message.request();
-        std::string action;
-        try {
-          action = decide_(request);
-        } catch (const std::exception& err) {
-          // unanswered: the referee charges a timeout and plays a fallback action
-          std::cerr << "cardshark: decide failed on request " << request.request_id() << ": "
-                    << err.what() << std::endl;
-          continue;
-        }
         v1::BotMessage answer;
-        v1::Decision* decision = answer.mutable_decision();
-        decision->set_request_id(request.request_id());
-        decision->set_action_id(action);
+        if (!decide(message.request(), &answer)) continue;
         if (!stream->Write(answer)) break;
         continue;
       }
-      if (message.kind_case() == v1::RefereeMessage::kWelcome) {
-        welcomed = true;
-        welcome_ = message.welcome();
-      }
-      if (message.kind_case() == v1::RefereeMessage::kGoodbye) {
-        goodbye_ = message.goodbye();
-        said_goodbye_ = true;
-      }
-      if (options_.on_event) options_.on_event(message);
-      if (said_goodbye_) {
+      if (message.kind_case() == v1::RefereeMessage::kWelcome) welcomed = true;
+      if (on_message(message)) {
         // the last message: nothing more to play; do not wait for the server to end the stream
         context.TryCancel();
         break;
@@ -162,6 +246,11 @@ bool BotClient::serve_once() {
 }
 
 void BotClient::run() {
+  int fd = local_fd(options_.server);
+  if (fd >= 0) {
+    serve_local(fd);
+    return;
+  }
   using Clock = std::chrono::steady_clock;
   bool lost = false;
   Clock::time_point lost_at;
@@ -195,11 +284,16 @@ std::string goodbye_line(const std::string& reason) {
   return "cardshark: " + said + "; nothing more to play";
 }
 
+std::string lost_line(const std::string& why) {
+  return "cardshark: " + why + " without a Goodbye; stopping";
+}
+
 int run_bot(Decide decide, int argc, char** argv, const std::string& name,
             EventHandler on_event) {
   Options options;
   try {
     options = options_from_args(argc, argv);
+    local_fd(options.server);
   } catch (const std::invalid_argument& err) {
     std::cerr << "usage: " << argv[0]
               << " [--server HOST:PORT] [--token TOKEN] [--tls-ca CA] [--tls-cert C --tls-key K]: "
@@ -228,6 +322,10 @@ int run_bot(Decide decide, int argc, char** argv, const std::string& name,
     return 2;
   }
   if (client.said_goodbye()) std::cerr << goodbye_line(client.goodbye().reason()) << std::endl;
+  if (!client.lost().empty()) {
+    std::cerr << lost_line(client.lost()) << std::endl;
+    return 1;
+  }
   return 0;
 }
 

@@ -6,7 +6,13 @@
 // Messages are plain objects with the .proto field names (request_id, legal_actions, ...);
 // a oneof's set member is named by a virtual field (msg.kind === 'request', request.view).
 //
-// The server is HOST:PORT or unix:/PATH. With a CA (option tlsCa, --tls-ca, CARDSHARK_TLS_CA)
+// The server is HOST:PORT or unix:/PATH, or fd:N for the local transport: a bot the server
+// starts itself inherits one end of a socket pair as descriptor N (CARDSHARK_SERVER=fd:3) and
+// speaks the same messages on it as frames, each preceded by its length as a varint (protobuf's
+// "delimited" format), with no gRPC. The descriptor is the one way in: its end is the end of
+// play (a line and exit status 1), never a reconnect. docs/protocol.md §1.2 is the spec.
+//
+// With a CA (option tlsCa, --tls-ca, CARDSHARK_TLS_CA)
 // the bot speaks TLS and checks the server's certificate; tlsCert/tlsKey (--tls-cert,
 // --tls-key, CARDSHARK_TLS_CERT, CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
 //
@@ -15,9 +21,11 @@
 // so the bot exits with status 0 instead of reconnecting.
 
 const fs = require('node:fs');
+const net = require('node:net');
 const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const protobuf = require('protobufjs');
 
 const PROTOCOL_VERSION = 1;
 const DEFAULT_SERVER = '127.0.0.1:50051';
@@ -32,6 +40,11 @@ const LOADER_OPTIONS = {
   oneofs: true, // msg.kind names the set member of the oneof `kind`
 };
 
+// The server sends far less; a longer frame means the stream is broken. 64 MiB < 2**28, so a
+// length whose varint is longer than 4 bytes is over the cap (and is never decoded wrapped).
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_LENGTH_VARINT_BYTES = 4;
+
 /** The one line a kit prints when the server says Goodbye. */
 function goodbyeLine(reason) {
   const said = String(reason || '').trim().split(/\s+/).filter(Boolean).join(' ');
@@ -43,6 +56,66 @@ class BotRefused extends Error {
   constructor(message) {
     super(message);
     this.name = 'BotRefused';
+  }
+}
+
+/** The descriptor of a server address fd:N (the local transport), else null. */
+function parseFd(server) {
+  const text = String(server);
+  if (!text.startsWith('fd:')) return null;
+  if (!/^[0-9]+$/.test(text.slice(3))) {
+    throw new Error(`bad server address ${text}: fd: takes a descriptor number, fd:3`);
+  }
+  return Number(text.slice(3));
+}
+
+/** Bytes that cannot be framed: the local connection is unusable. */
+class FrameError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'FrameError';
+  }
+}
+
+/** A serialized message as one frame: its length as a varint, then its bytes. */
+function encodeFrame(payload) {
+  return Buffer.from(protobuf.Writer.create().bytes(payload).finish());
+}
+
+/** Splits a byte stream into frames' payloads, holding a partial frame until the rest comes. */
+class FrameReader {
+  constructor(maxBytes = MAX_FRAME_BYTES) {
+    this.maxBytes = maxBytes;
+    this.pending = Buffer.alloc(0);
+  }
+
+  /** The payloads of the whole frames now complete; throws FrameError on a length over the
+   * cap as soon as its varint is in, before any of the payload is waited for. */
+  push(chunk) {
+    const buf = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
+    const payloads = [];
+    let pos = 0;
+    while (pos < buf.length) {
+      const reader = protobuf.Reader.create(buf.subarray(pos));
+      let length;
+      try {
+        length = reader.uint32();
+      } catch (err) {
+        if (!(err instanceof RangeError)) throw err;
+        if (buf.length - pos > MAX_LENGTH_VARINT_BYTES) {
+          throw new FrameError(`a frame over the ${this.maxBytes}-byte cap`);
+        }
+        break; // the length's varint is not all here yet
+      }
+      if (reader.pos > MAX_LENGTH_VARINT_BYTES || length > this.maxBytes) {
+        throw new FrameError(`a frame over the ${this.maxBytes}-byte cap`);
+      }
+      if (reader.pos + length > reader.len) break;
+      payloads.push(buf.subarray(pos + reader.pos, pos + reader.pos + length));
+      pos += reader.pos + length;
+    }
+    this.pending = buf.subarray(pos);
+    return payloads;
   }
 }
 
@@ -113,6 +186,7 @@ class BotClient {
     if (!options.token) throw new TypeError('a token is required (see `cardshark bot add`)');
     this.decide = decide;
     this.server = options.server || DEFAULT_SERVER;
+    this.localFd = parseFd(this.server); // fd:N: the local transport
     this.token = options.token;
     this.name = options.name || '';
     this.games = options.games || [];
@@ -123,7 +197,9 @@ class BotClient {
     this.credentials = channelCredentials(options);
     this.welcome = null;
     this.goodbye = null; // set when the server said it: run() resolves
+    this.lost = null; // why the local connection ended without a Goodbye: run() resolves
     this.call = null;
+    this.socket = null; // the local transport's connection, while it is open
     this.stopped = false;
   }
 
@@ -140,8 +216,13 @@ class BotClient {
   }
 
   /** Serve until stop(), a Goodbye (then this.goodbye is set), or the server is gone for longer
-   * than reconnectMs. */
+   * than reconnectMs. Over the local transport (fd:N) there is no reconnecting: the end of the
+   * connection ends the run (this.lost says why). Rejects with BotRefused. */
   async run() {
+    if (this.localFd !== null) {
+      await this.serveLocal(this.localFd);
+      return;
+    }
     const stub = new this.protocol.Referee(this.server, this.credentials);
     let lostAt = null;
     let attempt = 0;
@@ -171,6 +252,94 @@ class BotClient {
   stop() {
     this.stopped = true;
     if (this.call) this.call.cancel();
+    if (this.socket) this.socket.destroy(); // its 'close' resolves serveLocal
+  }
+
+  /** Handle one message from the server, answering requests through send(msg) while isOpen().
+   * Returns true on the Goodbye (the last message). */
+  dispatch(msg, send, isOpen) {
+    if (msg.kind === 'request') {
+      this.answer(send, msg.request, isOpen);
+      return false;
+    }
+    if (msg.kind === 'welcome') this.welcome = msg.welcome;
+    if (msg.kind === 'goodbye') {
+      this.goodbye = msg.goodbye;
+      this.stopped = true; // the last message: nothing more to play, no reconnecting
+    }
+    if (this.onEvent) this.onEvent(msg);
+    return msg.kind === 'goodbye';
+  }
+
+  /** The whole run over the local transport: frames on descriptor fd, the messages serialized
+   * as gRPC's Play would (the same plain objects either way). */
+  serveLocal(fd) {
+    const play = this.protocol.Referee.service.Play;
+    return new Promise((resolve, reject) => {
+      let socket;
+      try {
+        socket = new net.Socket({ fd, readable: true, writable: true });
+      } catch (err) {
+        reject(new BotRefused(`cannot use descriptor ${fd}: ${err.message}`));
+        return;
+      }
+      this.socket = socket;
+      const frames = new FrameReader();
+      let open = true;
+      let ended = null; // why the connection ended, when the server ended it
+      const isOpen = () => open;
+      const send = (msg) => {
+        if (open) socket.write(encodeFrame(play.requestSerialize(msg)));
+      };
+      const finish = (why) => {
+        if (!open) return;
+        open = false;
+        ended = why;
+        socket.destroy();
+      };
+      socket.on('data', (chunk) => {
+        let payloads;
+        try {
+          payloads = frames.push(chunk);
+        } catch (err) {
+          finish(err.message);
+          return;
+        }
+        for (const payload of payloads) {
+          let msg;
+          try {
+            msg = play.responseDeserialize(payload);
+          } catch (err) {
+            finish(`a message that does not parse: ${err.message}`);
+            return;
+          }
+          if (this.dispatch(msg, send, isOpen)) {
+            finish(null);
+            return;
+          }
+          if (!open) return;
+        }
+      });
+      socket.on('end', () => finish(`the server closed fd:${fd}`));
+      socket.on('error', (err) => finish(`fd:${fd}: ${err.message}`));
+      socket.on('close', () => {
+        open = false;
+        if (this.socket === socket) this.socket = null;
+        if (this.goodbye || this.stopped) {
+          resolve();
+        } else if (!this.welcome) {
+          reject(
+            new BotRefused(
+              `the server closed descriptor ${fd} without a Welcome (refused: its log says why)`,
+            ),
+          );
+        } else {
+          this.lost = ended || `the server closed fd:${fd}`;
+          resolve();
+        }
+      });
+      send(this.hello());
+    });
   }
 
   /** One stream: resolves with {welcomed, reason} when it ends; rejects with BotRefused. */
@@ -191,21 +360,10 @@ class BotClient {
           resolve({ welcomed, reason: status.details || grpc.status[code] || 'ended' });
         }
       };
+      const send = (msg) => call.write(msg);
       call.on('data', (msg) => {
-        if (msg.kind === 'request') {
-          this.answer(call, msg.request, () => open);
-          return;
-        }
-        if (msg.kind === 'welcome') {
-          welcomed = true;
-          this.welcome = msg.welcome;
-        }
-        if (msg.kind === 'goodbye') {
-          this.goodbye = msg.goodbye;
-          this.stopped = true; // the last message: nothing more to play, no reconnecting
-        }
-        if (this.onEvent) this.onEvent(msg);
-        if (msg.kind === 'goodbye') call.cancel();
+        if (msg.kind === 'welcome') welcomed = true;
+        if (this.dispatch(msg, send, () => open)) call.cancel();
       });
       call.on('error', (err) => finish(err)); // carries code and details
       call.on('status', (status) => finish(status));
@@ -216,7 +374,7 @@ class BotClient {
     });
   }
 
-  async answer(call, request, isOpen) {
+  async answer(send, request, isOpen) {
     let actionId;
     try {
       actionId = await this.decide(request);
@@ -225,7 +383,7 @@ class BotClient {
       return; // unanswered: the referee charges a timeout and plays a fallback
     }
     if (isOpen()) {
-      call.write({ decision: { request_id: request.request_id, action_id: String(actionId) } });
+      send({ decision: { request_id: request.request_id, action_id: String(actionId) } });
     }
   }
 }
@@ -258,9 +416,14 @@ function parseArgs(argv = process.argv.slice(2), env = process.env) {
   return config;
 }
 
+/** The one line a kit prints when its local connection ends without a Goodbye. */
+function lostLine(why) {
+  return `cardshark: ${why} without a Goodbye; stopping`;
+}
+
 /**
  * Run a bot from the command line until the server says Goodbye (one line on stderr, exit 0) or
- * goes away; exits 2 if refused.
+ * goes away (over the local transport: one line, exit 1); exits 2 if refused.
  */
 async function run(decide, options = {}) {
   let config;
@@ -297,15 +460,26 @@ async function run(decide, options = {}) {
     process.removeListener('SIGTERM', stop);
     process.removeListener('SIGINT', stop);
   }
-  if (client.goodbye) console.error(goodbyeLine(client.goodbye.reason));
+  if (client.goodbye) {
+    console.error(goodbyeLine(client.goodbye.reason));
+  } else if (client.lost) {
+    console.error(lostLine(client.lost));
+    process.exitCode = 1;
+  }
 }
 
 module.exports = {
   BotClient,
   BotRefused,
   DEFAULT_SERVER,
+  FrameError,
+  FrameReader,
+  MAX_FRAME_BYTES,
   channelCredentials,
+  encodeFrame,
   goodbyeLine,
+  lostLine,
+  parseFd,
   PROTOCOL_VERSION,
   loadProtocol,
   parseArgs,

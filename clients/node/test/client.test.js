@@ -3,14 +3,20 @@
 const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const grpc = require('@grpc/grpc-js');
+const protobuf = require('protobufjs');
 const {
   BotClient,
   BotRefused,
+  FrameError,
+  FrameReader,
   PROTOCOL_VERSION,
   loadProtocol,
   parseArgs,
+  parseFd,
   channelCredentials,
+  encodeFrame,
   goodbyeLine,
+  lostLine,
   protoFiles,
 } = require('../lib');
 
@@ -252,4 +258,56 @@ test('a Goodbye ends run() at once: no reconnect, the reason kept', async () => 
   assert.ok(took < 5000, `took ${took} ms`);
   assert.equal(goodbyeLine('tournament finished'), 'cardshark: tournament finished; nothing more to play');
   assert.equal(goodbyeLine(''), 'cardshark: the server said goodbye; nothing more to play');
+});
+
+test('frames: a varint length, then the message as gRPC serializes it; split anywhere', () => {
+  const play = protocol.Referee.service.Play;
+  const decision = { decision: { request_id: 7, action_id: 'play:QH' } };
+  const small = play.requestSerialize(decision);
+  const frame = encodeFrame(small);
+  assert.equal(frame[0], small.length);
+  assert.deepEqual(frame.subarray(1), small);
+  const big = play.requestSerialize({ hello: { token: 'x'.repeat(292), protocol_version: 1 } });
+  assert.equal(big.length, 300);
+  assert.deepEqual([...encodeFrame(big).subarray(0, 2)], [0xac, 0x02]); // 300 as a varint
+
+  const wire = Buffer.concat([encodeFrame(small), encodeFrame(big), encodeFrame(small)]);
+  const frames = new FrameReader();
+  const got = [];
+  for (const byte of wire) got.push(...frames.push(Buffer.from([byte])));
+  assert.equal(got.length, 3);
+  const back = play.requestDeserialize(got[0]).decision;
+  assert.deepEqual([back.request_id, back.action_id], [7, 'play:QH']);
+  assert.equal(play.requestDeserialize(got[1]).hello.token, 'x'.repeat(292));
+  assert.deepEqual(new FrameReader().push(wire).map((p) => p.length), [small.length, 300, small.length]);
+
+  const goodbye = play.responseSerialize({ goodbye: { reason: 'tournament finished' } });
+  const [payload] = new FrameReader().push(encodeFrame(goodbye));
+  const msg = play.responseDeserialize(payload);
+  assert.equal(msg.kind, 'goodbye');
+  assert.equal(msg.goodbye.reason, 'tournament finished');
+});
+
+test('a frame length over the cap is refused as soon as its varint is in', () => {
+  const huge = Buffer.from(protobuf.Writer.create().uint32(100 * 1024 * 1024).finish());
+  const frames = new FrameReader();
+  assert.deepEqual(frames.push(huge.subarray(0, 2)), []); // not all of the length yet
+  assert.throws(() => frames.push(huge.subarray(2)), FrameError);
+  assert.throws(() => new FrameReader().push(Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff])), FrameError);
+  assert.deepEqual(new FrameReader(10).push(encodeFrame(Buffer.alloc(10))).length, 1);
+  assert.throws(() => new FrameReader(10).push(encodeFrame(Buffer.alloc(11))), /10-byte cap/);
+});
+
+test('fd:N names the local transport; other addresses are gRPC', () => {
+  assert.equal(parseFd('fd:3'), 3);
+  assert.equal(parseFd('127.0.0.1:50051'), null);
+  assert.equal(parseFd('unix:/tmp/s'), null);
+  assert.throws(() => parseFd('fd:x'), /descriptor number/);
+  assert.equal(new BotClient(() => '', { server: 'fd:7', token: 't' }).localFd, 7);
+  assert.equal(lostLine('the server closed fd:3'), 'cardshark: the server closed fd:3 without a Goodbye; stopping');
+});
+
+test('a descriptor that is not there is a refusal, not a crash', async () => {
+  const client = new BotClient(() => '', { server: 'fd:987', token: 't' });
+  await assert.rejects(client.run(), (err) => err instanceof BotRefused && /descriptor 987/.test(err.message));
 });

@@ -14,7 +14,14 @@
 // A Goodbye from the server (tournament finished, server shutting down) ends run(): then
 // said_goodbye() is true, and run_bot prints one line saying so to stderr and returns 0.
 //
-// The server is HOST:PORT or unix:/PATH. With a CA (--tls-ca / CARDSHARK_TLS_CA) the bot
+// The server is HOST:PORT or unix:/PATH, or fd:N for the local transport: a bot the server
+// starts itself inherits one end of a socket pair as descriptor N (CARDSHARK_SERVER=fd:3) and
+// speaks the same messages on it as frames, each preceded by its length as a varint (protobuf's
+// "delimited" format), with no gRPC. The descriptor is the one way in: its end is the end of
+// play (lost() says why; run_bot prints one line and returns 1), never a reconnect.
+// docs/protocol.md §1.2 is the spec.
+//
+// With a CA (--tls-ca / CARDSHARK_TLS_CA) the bot
 // speaks TLS and checks the server's certificate against it; --tls-cert/--tls-key
 // (CARDSHARK_TLS_CERT / CARDSHARK_TLS_KEY) add a client certificate for mutual TLS.
 #pragma once
@@ -63,6 +70,10 @@ class BotRefused : public std::runtime_error {
 // Throws std::invalid_argument on an unknown flag.
 Options options_from_args(int argc, char** argv);
 
+// The descriptor of a server address fd:N (the local transport), else -1.
+// Throws std::invalid_argument on fd: without a number.
+int local_fd(const std::string& server);
+
 // The channel credentials options ask for: TLS with their CA, else insecure.
 // Throws std::invalid_argument when a file cannot be read or a cert lacks its key.
 std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const Options& options);
@@ -72,8 +83,8 @@ class BotClient {
  public:
   BotClient(Decide decide, Options options);
 
-  // Serve until the server says Goodbye, or is gone for longer than reconnect_ms;
-  // throws BotRefused.
+  // Serve until the server says Goodbye, or is gone for longer than reconnect_ms (over the
+  // local transport: until its connection ends, then lost() says why); throws BotRefused.
   void run();
 
   // The Hello sent first on every stream.
@@ -86,8 +97,16 @@ class BotClient {
   bool said_goodbye() const { return said_goodbye_; }
   const v1::Goodbye& goodbye() const { return goodbye_; }
 
+  // Why the local connection ended without a Goodbye; empty otherwise.
+  const std::string& lost() const { return lost_; }
+
  private:
-  bool serve_once();  // true once the stream was welcomed
+  bool serve_once();        // true once the stream was welcomed
+  void serve_local(int fd);  // the whole run over the local transport
+  // Handles a message other than a request; true on the Goodbye (the last message).
+  bool on_message(const v1::RefereeMessage& message);
+  // The Decision answering request, or false when decide threw (the request stays unanswered).
+  bool decide(const v1::DecisionRequest& request, v1::BotMessage* answer);
 
   Decide decide_;
   Options options_;
@@ -96,13 +115,18 @@ class BotClient {
   v1::Welcome welcome_;
   v1::Goodbye goodbye_;
   bool said_goodbye_ = false;
+  std::string lost_;
 };
 
 // The one line a kit prints when the server says Goodbye.
 std::string goodbye_line(const std::string& reason);
 
+// The one line a kit prints when its local connection ends without a Goodbye.
+std::string lost_line(const std::string& why);
+
 // main() in one call: options from argv and the environment, run, and an exit code
-// (0 after a Goodbye or when the server went away, 2 when refused or misconfigured).
+// (0 after a Goodbye or when the server went away, 1 when the local connection ended without
+// a Goodbye, 2 when refused or misconfigured).
 int run_bot(Decide decide, int argc, char** argv, const std::string& name = "",
             EventHandler on_event = nullptr);
 
