@@ -1,6 +1,7 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
 Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--json]
+       python bench/referee.py --referee-only [--profile] [--games knaves] [--rounds 60]
 The referee side plays full matches against real random-bot processes, as managed bots: over
 the referee's Unix socket, once unsandboxed and once each in its bubblewrap sandbox. The raw
 side sends the same serialized DecisionRequests (captured from a match) over a Unix socket to
@@ -9,13 +10,21 @@ floor for this traffic. Start-up is the time from spawning a bot to its stream b
 Both sides stay up for the whole run and take turns, one match each per round, so a change in
 the machine's speed over the run (common on shared VMs) moves both sides of a round alike; the
 ratio is the median of the rounds' ratios.
+
+--referee-only plays just the (unsandboxed) referee side, for a sampling profiler such as
+`py-spy record --native -- python bench/referee.py --referee-only`; with --profile it runs
+under cProfile and prints the functions with the most time of their own (cProfile slows
+Python code about 2x, gRPC's C code not at all: read shares, not microseconds).
+docs/performance.md has the profile and where the time goes.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
+import pstats
 import random
 import statistics
 import sys
@@ -246,16 +255,49 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
     }
 
 
+async def referee_only(game: str, rounds: int, profile: bool) -> None:
+    """The referee side alone, optionally under cProfile; prints decisions/s (and the top)."""
+    side = RefereeSide(game)
+    await side.start()
+    profiler = cProfile.Profile() if profile else None
+    decisions, start = 0, time.perf_counter()
+    try:
+        if profiler is not None:
+            profiler.enable()
+        for seed in range(rounds):
+            decisions += (await side.play(seed))[0]
+        if profiler is not None:
+            profiler.disable()
+    finally:
+        await side.close()
+    seconds = time.perf_counter() - start
+    print(f"{game}: {decisions / seconds:.0f} decisions/s ({decisions} in {seconds:.1f} s)")
+    if profiler is not None:
+        stats = pstats.Stats(profiler)
+        total = sum(row[2] for row in stats.stats.values())  # type: ignore[attr-defined]
+        rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])  # type: ignore[attr-defined]
+        print(f"{'own %':>6}  function (of {total:.2f} s profiled, waiting in epoll included)")
+        for (path, line, name), row in rows[:25]:
+            where = f"{Path(path).name}:{line}" if line else path
+            print(f"{100 * row[2] / total:>6.1f}  {name} ({where})")
+
+
 def main() -> None:
     """Run both sides per game and print the figures and their ratio."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--games", default="knaves,knives", help="3-seat and 5-seat games")
     parser.add_argument("--rounds", type=int, default=80, help="matches per side, alternating")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--referee-only", action="store_true", help="the referee side alone")
+    parser.add_argument("--profile", action="store_true", help="with --referee-only: cProfile")
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         asyncio.run(raw_client(args.client))
+        return
+    if args.referee_only:
+        for game in [g for g in args.games.split(",") if g]:
+            asyncio.run(referee_only(game, args.rounds, args.profile))
         return
     if args.rounds < 2:
         parser.error(f"--rounds {args.rounds}: need at least 2 rounds for a median and quartiles")
