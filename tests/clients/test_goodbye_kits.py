@@ -96,7 +96,7 @@ def test_every_kit_exits_0_with_one_line_when_its_tournament_ends(
     tmp_path: Path, kit: str, commands: dict[str, list[str]]
 ) -> None:
     got = asyncio.run(tournament(tmp_path, commands[kit]))
-    assert got["recorded"] == 3
+    assert got["recorded"] == 6  # three seats: every rotation in both seating directions
     code, err = got["remote"]
     assert code == 0, f"{kit} remote: exit {code}\n{err}"
     assert lines(err) == [FINISHED], f"{kit} remote: {err}"
