@@ -21,9 +21,11 @@ from games.errors import UnknownGameError
 from games.registry import all_games, get_game
 from server.replay import replay_json
 from server.transcript import seat_names
+from server.web_tournament import LISTED, MatchFilter, cross_table, match_rows, signed
 from tournaments.errors import NotFoundError
 from tournaments.models import MatchStatus
-from tournaments.store import Store
+from tournaments.standings import INTERVAL, summarise
+from tournaments.store import Store, web_queries
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -70,15 +72,29 @@ def make_app(store: Store) -> Starlette:
                     matches.append((t, m))
         return page(request, "bot.html", bot=found, ratings=ratings, matches=matches[:RECENT])
 
-    def match_list(request: Request) -> Response:
+    def tournament(request: Request) -> Response:
         try:
-            tid = int(request.path_params["tournament"])
-            status = store.tournament_status(tid)
-            names = {b.id: b.name for b in store.tournament_entrants(tid)}
+            rows = web_queries.tournament_rows(store, int(request.path_params["tournament"]))
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
-        matches = store.matches(tid)
-        return page(request, "matches.html", status=status, matches=matches, names=names)
+        result = summarise(rows)
+        filters = MatchFilter.from_query(request.query_params)
+        names = {b.id: b.name for b in rows.entrants if b.id is not None}
+        matching = [r for r in match_rows(rows.matches, names) if filters.keep(r)]
+        return page(
+            request,
+            "tournament.html",
+            t=rows.tournament,
+            game=get_game(rows.tournament.game).spec,
+            result=result,
+            cross=cross_table(result),
+            interval=INTERVAL,
+            signed=signed,
+            filters=filters,
+            statuses=[s.value for s in MatchStatus],
+            listed=matching[:LISTED],
+            matching=len(matching),
+        )
 
     def match(request: Request) -> Response:
         try:
@@ -138,7 +154,7 @@ def make_app(store: Store) -> Starlette:
         Route("/", home),
         Route("/rankings/{game}", rankings),
         Route("/bots/{name}", bot),
-        Route("/tournaments/{tournament:int}", match_list),
+        Route("/tournaments/{tournament:int}", tournament),
         Route("/matches/{match:int}", match),
         Route("/api/matches/{match:int}/replay", replay),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -90,10 +90,15 @@ def chromium_page() -> Iterator[Page]:
 
 
 def play_match(
-    store: Store, match_id: int, *, faults: list[dict[str, Any]] | None = None
+    store: Store,
+    match_id: int,
+    *,
+    faults: list[dict[str, Any]] | None = None,
+    forfeit: int | None = None,
 ) -> dict[str, Any]:
     """Play a stored pending match in process with seeded random legal actions and record it
-    (as the referee would: record, scores, faults per seat); returns the record."""
+    (as the referee would: record, scores, faults per seat, a forfeited seat); returns the
+    record."""
     detail = store.match_detail(match_id)
     match, tournament = detail.match, detail.tournament
     game = get_game(tournament.game)
@@ -116,7 +121,7 @@ def play_match(
         "faults": faults,
         "scores": list(result.scores),
         "ranks": list(result.ranks),
-        "forfeited": [False] * len(match.seats),
+        "forfeited": [s == forfeit for s in range(len(match.seats))],
         "status": "finished",
         "reason": "",
     }
@@ -124,7 +129,10 @@ def play_match(
     store.start_match(match_id)
     store.record_result(
         match_id,
-        [SeatOutcome(float(sc), n) for sc, n in zip(result.scores, per_seat, strict=True)],
+        [
+            SeatOutcome(float(sc), n, s == forfeit)
+            for s, (sc, n) in enumerate(zip(result.scores, per_seat, strict=True))
+        ],
         record=record,
     )
     return record
