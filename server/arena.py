@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from games.registry import get_game
-from server.app import RunningServer, ServiceAdder, start_server
+from server.app import VERSION, RunningServer, ServiceAdder, start_server
 from server.bots import ManagedBot
 from server.clocks import CgroupCpuMeter
 from server.hub import BotIdentity
+from server.local_transport import LocalConnection, serve_socket, socket_pair
 from server.records import ClockSettings, MatchRecord
 from server.referee import MatchRunner
 from server.sandbox import NO_SANDBOX, SandboxPolicy
@@ -28,6 +29,21 @@ TOURNAMENT_FINISHED = "tournament finished"
 TOURNAMENT_STOPPED = "tournament stopped"  # cancelled, or stopped by an error
 SERVER_SHUTTING_DOWN = "server shutting down"
 GOODBYE_EXIT_S = 2.0  # a managed bot told Goodbye has this long to exit before its SIGTERM
+# How managed bots reach the referee: "local", frames over a socket pair inherited as fd 3
+# (server/local_transport.py), or "grpc" over the referee's Unix socket. Remote bots: gRPC.
+TRANSPORTS = ("local", "grpc")
+DEFAULT_TRANSPORT = "local"
+
+
+def check_transport(transport: str) -> str:
+    """transport if it names one; else ValueError in one line naming those allowed."""
+    if transport not in TRANSPORTS:
+        raise ValueError(
+            f"unknown transport {transport!r}; allowed: {', '.join(TRANSPORTS)} "
+            "(local: managed bots speak frames over an inherited socket; grpc: over the "
+            "referee's Unix socket)"
+        )
+    return transport
 
 
 class Arena:
@@ -44,8 +60,11 @@ class Arena:
         tls: TlsConfig | None = None,
         sandbox: SandboxPolicy = NO_SANDBOX,
         cpu_clocks: bool = True,
+        transport: str = DEFAULT_TRANSPORT,
     ):
         self.log_dir = Path(log_dir)
+        self.transport = check_transport(transport)
+        self._local: dict[ManagedBot, LocalConnection] = {}
         self.tls = tls
         self.sandbox = sandbox
         self.cpu_clocks = cpu_clocks
@@ -103,6 +122,10 @@ class Arena:
             shutil.rmtree(self._socket_dir, ignore_errors=True)
             self._socket_dir = None
 
+    def authenticate_local(self, token: str) -> BotIdentity | None:
+        """A managed bot's launch token (a local socket admits no other kind of token)."""
+        return self.tokens.get(token)
+
     def authenticate(self, token: str) -> BotIdentity | None:
         """The bot a token belongs to: session tokens first, then the fallback (the database)."""
         known = self.tokens.get(token)
@@ -141,8 +164,21 @@ class Arena:
             socket_path=self.socket_path,
         )
         assert self.running is not None, "arena not started"
-        # Managed bots are local: the Unix socket, never TLS they hold no CA for.
-        await bot.start(self.running.unix_address or self.address, token)
+        if self.transport == "local":
+            ours, theirs = socket_pair()
+            try:
+                await bot.start("", token, local=theirs)
+            except BaseException:
+                ours.close()
+                raise
+            finally:
+                theirs.close()  # the bot holds its end now; ours sees EOF when it exits
+            self._local[bot] = await serve_socket(
+                ours, self.running.hub, self.authenticate_local, token, VERSION, name
+            )
+        else:
+            # Managed bots are local: the Unix socket, never TLS they hold no CA for.
+            await bot.start(self.running.unix_address or self.address, token)
         self.managed.append(bot)
         self._bot_ids[bot] = self.identity(token).bot_id
         cgroups = bot.confinement.cgroups if bot.confinement is not None else None
@@ -209,6 +245,9 @@ class Arena:
         self.managed = [b for b in self.managed if b not in bots]
         for bot in bots:
             self._bot_ids.pop(bot, None)
+            connection = self._local.pop(bot, None)
+            if connection is not None:
+                connection.close()
 
     def hold(self, bot_ids: Iterable[str]) -> None:
         """Note that a running tournament needs these remote bots, until it releases them."""
@@ -256,6 +295,9 @@ class Arena:
             connected = [identity.bot_id for identity in self.running.hub.connected()]
             await self._goodbye(self.managed, connected, SERVER_SHUTTING_DOWN)
         await asyncio.gather(*(bot.stop() for bot in self.managed), return_exceptions=True)
+        for connection in self._local.values():
+            connection.close()
+        self._local.clear()
         if self.running is not None:
             await self.running.stop(0.5)
             self.running = None

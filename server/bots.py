@@ -9,9 +9,11 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 
+from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS
 from server.sandbox import NO_SANDBOX, Confinement, SandboxPolicy, clean_environment, confine
 
 LOG_CAP_BYTES = 256 * 1024
@@ -65,25 +67,38 @@ class ManagedBot:
         """The process id once started."""
         return self.process.pid if self.process else None
 
-    async def start(self, server: str, token: str) -> None:
+    async def start(self, server: str, token: str, local: socket.socket | None = None) -> None:
         """Start the process (in its sandbox) with a clean environment naming server and token.
 
-        In the sandbox the bot reaches the referee only by the socket, whatever `server` says.
+        With `local`, the bot's end of a socket pair, the bot speaks the local transport on it
+        as its fd 3 (CARDSHARK_SERVER=fd:3) and `server` is unused; in the sandbox it then has
+        no referee socket at all. Otherwise a sandboxed bot reaches the referee only by the
+        Unix socket, whatever `server` says.
         """
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        if local is not None:
+            server = SERVER_ADDRESS
         if self.sandbox.on:
-            if self.socket_path is None:
+            if self.socket_path is None and local is None:
                 raise ValueError("a sandboxed bot needs the referee's unix socket")
-            self.confinement = confine(self.sandbox, self.argv, self.socket_path, token)
+            self.confinement = confine(
+                self.sandbox,
+                self.argv,
+                None if local is not None else self.socket_path,
+                token,
+                server=server if local is not None else None,
+            )
             argv, env, preexec = self.confinement.argv, self.confinement.env, None
         else:
             argv = with_parent_death_signal(self.argv)
             env = clean_environment(server, token, sandboxed=False)
             preexec = None if argv[0] != self.argv[0] else _die_with_parent
+        if local is not None:
+            argv = [*FD3_LAUNCHER, *argv]  # the socket goes in as stdin and lands on fd 3
         try:
             self.process = await asyncio.create_subprocess_exec(
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=local.fileno() if local is not None else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
                 env=env,

@@ -106,6 +106,7 @@ class BotSession:
     meter: CpuMeter | None = None  # a managed bot's CPU time, when its cgroup gives it
     received: int = 0  # messages the bot sent
     answered: int = 0  # of them, valid answers to its own open requests
+    malformed: int = 0  # of them, ones that did not parse (or a second Hello)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # set once detached
 
     def send(self, msg: Outgoing) -> None:

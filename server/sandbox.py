@@ -269,9 +269,15 @@ class Confinement:
 
 
 def confine(
-    policy: SandboxPolicy, argv: Sequence[str], socket_path: str, token: str
+    policy: SandboxPolicy,
+    argv: Sequence[str],
+    socket_path: str | None,
+    token: str,
+    server: str | None = None,
 ) -> Confinement:
-    """The command line that starts argv in a new sandbox, reaching the referee by socket_path."""
+    """The command line that starts argv in a new sandbox, reaching the referee by socket_path
+    bind-mounted inside; with no socket_path, by `server` (the local transport's inherited
+    descriptor, "fd:3": bwrap passes inherited descriptors through) and nothing else."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bwrap is not installed (Debian package bubblewrap)")
@@ -316,8 +322,12 @@ def confine(
     cmd += ["--proc", "/proc", "--dev", "/dev"]
     cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", TMP_INSIDE]
     cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", HOME_INSIDE]
-    cmd += ["--ro-bind", socket_path, SOCKET_INSIDE]
-    env = clean_environment(f"unix:{SOCKET_INSIDE}", token, sandboxed=True)
+    if socket_path is not None:
+        cmd += ["--ro-bind", socket_path, SOCKET_INSIDE]
+        server = f"unix:{SOCKET_INSIDE}"
+    elif server is None:
+        raise SandboxError("a sandboxed bot needs the referee's socket or an inherited one")
+    env = clean_environment(server, token, sandboxed=True)
     # The environment goes by env, not --setenv: an argv (with the token) is public in ps.
     cmd.append("--")
     if root:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -17,9 +17,31 @@ from server.hub import BotHub, BotIdentity, BotSession, Outgoing
 log = logging.getLogger(__name__)
 HELLO_TIMEOUT_S = 10.0  # a stream without a Hello by then is closed
 MAX_UNAUTHENTICATED = 64  # streams waiting for their Hello at once; more are refused
+# Unparseable messages one stream may send; past it the stream is closed (a flood of garbage,
+# or a bot printing its debug output to the local transport, must not fill the match record).
+MALFORMED_PER_STREAM = 16
 SERVICE_NAME = "cardshark.v1.Referee"
 
 Authenticator = Callable[[str], BotIdentity | None]
+
+
+class Refusal(NamedTuple):
+    """Why a stream is refused before its bot is seated: a gRPC status and a message."""
+
+    code: grpc.StatusCode
+    message: str
+
+
+NOT_HELLO = Refusal(grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a Hello")
+UNKNOWN_TOKEN = Refusal(
+    grpc.StatusCode.UNAUTHENTICATED,
+    "unknown bot token; register the bot with `cardshark bot add NAME`",
+)
+SECOND_STREAM = Refusal(
+    grpc.StatusCode.ALREADY_EXISTS,
+    "this bot already has a live stream; one bot, one stream (a dead connection "
+    "is noticed within about 30 s: retry)",
+)
 
 
 class Malformed:
@@ -40,6 +62,44 @@ def parse_bot_message(data: bytes) -> pb.BotMessage | Malformed:
 def encode_outgoing(msg: Outgoing) -> bytes:
     """The wire bytes of a message for a bot (a broadcast arrives already encoded)."""
     return msg if isinstance(msg, bytes) else msg.SerializeToString()
+
+
+def check_hello(
+    first: pb.BotMessage | Malformed, authenticate: Authenticator
+) -> BotIdentity | Refusal:
+    """The bot a stream's first message identifies, or why the stream is refused."""
+    if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
+        return NOT_HELLO
+    hello = first.hello
+    if hello.protocol_version != protocol.PROTOCOL_VERSION:
+        return Refusal(
+            grpc.StatusCode.FAILED_PRECONDITION,
+            f"protocol version {hello.protocol_version} is not supported; "
+            f"this server speaks {protocol.PROTOCOL_VERSION}",
+        )
+    identity = authenticate(hello.token)
+    return UNKNOWN_TOKEN if identity is None else identity
+
+
+def route(hub: BotHub, session: BotSession, msg: pb.BotMessage | Malformed) -> bool:
+    """Hand one message of a seated bot's stream to the hub, whatever the transport.
+    False once the stream has sent more garbage than MALFORMED_PER_STREAM: close it."""
+    if isinstance(msg, Malformed):
+        hub.on_malformed(session, msg.detail)
+    elif msg.WhichOneof("kind") == "decision":
+        hub.on_decision(session, msg.decision)
+        return True
+    else:
+        hub.on_malformed(session, "a second Hello on an open stream")
+    session.malformed += 1
+    if session.malformed > MALFORMED_PER_STREAM:
+        log.warning(
+            "closed the stream of %s: more than %d malformed messages",
+            session.identity.name,
+            MALFORMED_PER_STREAM,
+        )
+        return False
+    return True
 
 
 class RefereeService:
@@ -88,11 +148,7 @@ class RefereeService:
             self.unauthenticated -= 1
         session = BotSession(identity)
         if not self.hub.attach(session, context.peer()):
-            await context.abort(
-                grpc.StatusCode.ALREADY_EXISTS,
-                "this bot already has a live stream; one bot, one stream (a dead connection "
-                "is noticed within about 30 s: retry)",
-            )
+            await context.abort(*SECOND_STREAM)
         reader = asyncio.create_task(self._read(requests, session))
         try:
             yield protocol.welcome(identity.name, self.server_version)
@@ -113,35 +169,17 @@ class RefereeService:
                 grpc.StatusCode.DEADLINE_EXCEEDED,
                 f"expected a Hello within {self.hello_timeout_s:g} s",
             )
-        if isinstance(first, Malformed) or first.WhichOneof("kind") != "hello":
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a Hello"
-            )
-        hello = first.hello
-        if hello.protocol_version != protocol.PROTOCOL_VERSION:
-            await context.abort(
-                grpc.StatusCode.FAILED_PRECONDITION,
-                f"protocol version {hello.protocol_version} is not supported; "
-                f"this server speaks {protocol.PROTOCOL_VERSION}",
-            )
-        identity = self.authenticate(hello.token)
-        if identity is None:
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED,
-                "unknown bot token; register the bot with `cardshark bot add NAME`",
-            )
+        checked = check_hello(first, self.authenticate)
+        if isinstance(checked, Refusal):
+            await context.abort(checked.code, checked.message)
             raise AssertionError("abort returned")  # abort always raises
-        return identity
+        return checked
 
     async def _read(self, requests: AsyncIterator[Any], session: BotSession) -> None:
         try:
             async for msg in requests:
-                if isinstance(msg, Malformed):
-                    self.hub.on_malformed(session, msg.detail)
-                elif msg.WhichOneof("kind") == "decision":
-                    self.hub.on_decision(session, msg.decision)
-                else:
-                    self.hub.on_malformed(session, "a second Hello on an open stream")
+                if not route(self.hub, session, msg):
+                    break
         except (asyncio.CancelledError, grpc.aio.AioRpcError):
             pass
         except Exception:  # a broken stream ends the session, never the server

@@ -7,6 +7,10 @@ stderr and returns, so the bot exits with status 0 instead of reconnecting.
 The server address is HOST:PORT, or unix:/PATH for a Unix domain socket. With a CA
 (`tls_ca`, `--tls-ca`, CARDSHARK_TLS_CA) the bot speaks TLS and checks the server's
 certificate against it; for mutual TLS it also presents `tls_cert`/`tls_key`.
+
+A managed bot the server starts finds `fd:3` instead (the local transport, cardshark_bot.local):
+the same messages as frames over a socket it inherited, no gRPC. Nothing changes for the
+bot's code; only, the descriptor being the one way in, a lost connection ends the run.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import grpc
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark.v1 import referee_pb2_grpc
+from cardshark_bot.local import FrameError, open_link, parse_fd
 
 log = logging.getLogger("cardshark_bot")
 PROTOCOL_VERSION = 1
@@ -34,6 +39,7 @@ Answer = str | pb.Decision  # an action id, or a whole Decision sent as given
 Decide = Callable[[pb.DecisionRequest], "Answer | Awaitable[Answer]"]
 EventHandler = Callable[[pb.RefereeMessage], None]
 Pem = bytes | str | os.PathLike[str]  # PEM bytes, or the path of a PEM file
+Emit = Callable[[pb.BotMessage], object]  # sends a message on the current stream
 
 
 def goodbye_line(reason: str) -> str:
@@ -99,6 +105,7 @@ class BotClient:
         tls_key: Pem | None = None,
     ) -> None:
         self.decide = decide
+        self.local_fd = parse_fd(server)  # fd:N: the local transport
         self.credentials = channel_credentials(tls_ca, tls_cert, tls_key)
         self.server = server
         self.token = token
@@ -108,11 +115,16 @@ class BotClient:
         self.reconnect_s = reconnect_s
         self.welcome: pb.Welcome | None = None
         self.goodbye: pb.Goodbye | None = None  # set when the server said it: run() returns
-        self._outbox: asyncio.Queue[pb.BotMessage | None] | None = None
+        self._emit: Emit | None = None  # how the current stream sends, while there is one
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         """Serve until the server says Goodbye (then `goodbye` is set), or is gone for longer
-        than reconnect_s; raises BotRefused if it refuses the bot."""
+        than reconnect_s; raises BotRefused if it refuses the bot. Over the local transport
+        (fd:N) there is no reconnecting: the end of the connection ends the run."""
+        if self.local_fd is not None:
+            await self._serve_local(self.local_fd)
+            return
         lost_at: float | None = None
         delay = 0.05
         while True:
@@ -138,22 +150,78 @@ class BotClient:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
-    async def _serve_once(self) -> None:
-        outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+    def _hello(self) -> pb.BotMessage:
         hello = pb.Hello(
             token=self.token,
             bot_name=self.name,
             protocol_version=PROTOCOL_VERSION,
             games=self.games,
         )
-        outbox.put_nowait(pb.BotMessage(hello=hello))
+        return pb.BotMessage(hello=hello)
+
+    def _dispatch(self, msg: pb.RefereeMessage, emit: Emit) -> bool:
+        """Handle one message from the server; True on the Goodbye (the last one)."""
+        kind = msg.WhichOneof("kind")
+        if kind == "request":
+            answer = self.decide(msg.request)
+            if inspect.isawaitable(answer):
+                # a slow async decision must not hold up other matches' requests
+                task = asyncio.create_task(self._finish(msg.request, answer, emit))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            else:
+                self._send(msg.request, answer, emit)
+            return False
+        if kind == "welcome":
+            self.welcome = msg.welcome
+        elif kind == "goodbye":
+            self.goodbye = msg.goodbye
+        if self.on_event is not None:
+            self.on_event(msg)
+        return bool(kind == "goodbye")  # the last message: nothing more to play, no reconnecting
+
+    def _cancel_tasks(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _serve_local(self, fd: int) -> None:
+        """The whole run over the local transport: frames on descriptor fd."""
+
+        def on_message(msg: pb.RefereeMessage) -> None:
+            if self._dispatch(msg, link.send):
+                link.finish()
+
+        try:
+            link = await open_link(fd, on_message)
+        except OSError as err:
+            raise BotRefused(f"cannot use descriptor {fd}: {err.strerror or err}") from None
+        self._emit = link.send
+        try:
+            link.send(self._hello())
+            await link.done
+        except FrameError as err:
+            log.info("local connection broken: %s", err)
+        finally:
+            self._emit = None
+            self._cancel_tasks()
+            link.close()
+        if self.welcome is None:
+            raise BotRefused(
+                f"the server closed descriptor {fd} without a Welcome (refused: its log says why)"
+            )
+        if self.goodbye is None:
+            log.info("local connection closed by the server")
+
+    async def _serve_once(self) -> None:
+        outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        outbox.put_nowait(self._hello())
 
         async def outgoing() -> AsyncIterator[pb.BotMessage]:
             while (msg := await outbox.get()) is not None:
                 yield msg
 
-        tasks: set[asyncio.Task[None]] = set()
-        self._outbox = outbox
+        emit = outbox.put_nowait
+        self._emit = emit
         channel = (
             grpc.aio.insecure_channel(self.server)
             if self.credentials is None
@@ -164,55 +232,35 @@ class BotClient:
             call = stub.Play(outgoing())
             try:
                 async for msg in call:
-                    kind = msg.WhichOneof("kind")
-                    if kind == "request":
-                        answer = self.decide(msg.request)
-                        if inspect.isawaitable(answer):
-                            # a slow async decision must not hold up other matches' requests
-                            task = asyncio.create_task(self._finish(msg.request, answer, outbox))
-                            tasks.add(task)
-                            task.add_done_callback(tasks.discard)
-                        else:
-                            self._send(msg.request, answer, outbox)
-                    elif kind == "welcome":
-                        self.welcome = msg.welcome
-                    elif kind == "goodbye":
-                        self.goodbye = msg.goodbye
-                    if kind != "request" and self.on_event is not None:
-                        self.on_event(msg)
-                    if kind == "goodbye":
-                        break  # the last message: nothing more to play, no reconnecting
+                    if self._dispatch(msg, emit):
+                        break
             finally:
-                if self._outbox is outbox:
-                    self._outbox = None
+                if self._emit is emit:
+                    self._emit = None
                 outbox.put_nowait(None)
-                for task in tasks:
-                    task.cancel()
+                self._cancel_tasks()
 
     async def _finish(
         self,
         request: pb.DecisionRequest,
         answer: Awaitable[Answer],
-        outbox: asyncio.Queue[pb.BotMessage | None],
+        emit: Emit,
     ) -> None:
-        self._send(request, await answer, outbox)
+        self._send(request, await answer, emit)
 
     def send(self, decision: pb.Decision) -> bool:
         """Send a Decision as given on the current stream; False when there is none."""
-        if self._outbox is None:
+        if self._emit is None:
             return False
-        self._outbox.put_nowait(pb.BotMessage(decision=decision))
-        return True
+        return self._emit(pb.BotMessage(decision=decision)) is not False
 
     @staticmethod
-    def _send(
-        request: pb.DecisionRequest, answer: Answer, outbox: asyncio.Queue[pb.BotMessage | None]
-    ) -> None:
+    def _send(request: pb.DecisionRequest, answer: Answer, emit: Emit) -> None:
         if isinstance(answer, pb.Decision):
             decision = answer
         else:
             decision = pb.Decision(request_id=request.request_id, action_id=str(answer))
-        outbox.put_nowait(pb.BotMessage(decision=decision))
+        emit(pb.BotMessage(decision=decision))
 
 
 def run(

@@ -1,0 +1,229 @@
+"""The local transport: a managed bot's stream over a socket pair it inherits as fd 3.
+
+The same BotMessage/RefereeMessage stream as Referee.Play, each message preceded by its
+length as a protobuf varint ("delimited" framing), with no HTTP/2 under it. The server makes
+a socket pair per managed bot, keeps one end and hands the other to the process as its file
+descriptor 3 (CARDSHARK_SERVER=fd:3). Everything after the bytes are framed is shared with
+the gRPC service (server/service.py: check_hello, route): the hub and the referee see a
+BotSession and do not know which transport carries it. docs/protocol.md §1.2 is the spec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Callable
+
+from google.protobuf.internal.decoder import _DecodeVarint  # type: ignore[attr-defined]
+from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-defined]
+from google.protobuf.message import DecodeError
+
+from cardshark.v1 import referee_pb2 as pb
+from server import protocol, service
+from server.hub import BotHub, BotSession, Outgoing
+from server.limits import MAX_MESSAGE_BYTES
+
+log = logging.getLogger(__name__)
+BOT_FD = 3  # the descriptor a managed bot finds its end of the socket pair on
+SERVER_ADDRESS = f"fd:{BOT_FD}"  # its CARDSHARK_SERVER
+MAX_VARINT_BYTES = 10  # a 64-bit varint's longest encoding
+# Bytes queued for a bot that does not read them; past this the connection is closed (the
+# bot is disconnected) rather than the server's memory filled.
+MAX_UNREAD_BYTES = 64 * 1024 * 1024
+# The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
+# /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
+FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
+
+
+class FrameError(Exception):
+    """Bytes that cannot be framed: the stream is lost (a fault, then the connection closes)."""
+
+
+def frame(data: bytes) -> bytes:
+    """data as one frame: its length as a varint, then the bytes."""
+    return bytes(_VarintBytes(len(data))) + data
+
+
+def split_frames(
+    buf: bytes | bytearray, max_bytes: int = MAX_MESSAGE_BYTES
+) -> tuple[list[bytes], int]:
+    """The whole frames at the start of buf and how many bytes they took. A length over
+    max_bytes or a varint over 10 bytes raises FrameError as soon as its bytes arrive, before
+    any of the announced payload is waited for (nothing is ever allocated for it)."""
+    frames: list[bytes] = []
+    pos, end = 0, len(buf)
+    while pos < end:
+        try:
+            length, start = _DecodeVarint(buf, pos)
+        except IndexError:  # the varint is not all here yet
+            if end - pos >= MAX_VARINT_BYTES:
+                raise FrameError(f"a frame length of more than {MAX_VARINT_BYTES} bytes") from None
+            break
+        except DecodeError:
+            raise FrameError(f"a frame length of more than {MAX_VARINT_BYTES} bytes") from None
+        if length > max_bytes:
+            raise FrameError(f"a frame of {length} bytes, over the {max_bytes}-byte cap")
+        stop = start + length
+        if stop > end:
+            break
+        frames.append(bytes(buf[start:stop]))
+        pos = stop
+    return frames, pos
+
+
+class LocalSession(BotSession):
+    """A bot session whose messages are written as frames straight to its socket."""
+
+    transport: asyncio.WriteTransport | None = None
+
+    def send(self, msg: Outgoing) -> None:
+        """Write a message as a frame at once (dropped once the connection is closed)."""
+        if self.closed or self.transport is None:
+            return
+        data = msg if isinstance(msg, bytes) else msg.SerializeToString()
+        self.transport.write(_VarintBytes(len(data)) + data)
+        if self.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
+            log.warning("closed the stream of %s: it reads nothing", self.identity.name)
+            self.transport.abort()
+
+    def close(self) -> None:
+        """End the stream: what is written is flushed, then the socket is closed."""
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+
+class LocalConnection(asyncio.Protocol):
+    """The server's end of one managed bot's socket pair: Hello, then frames both ways."""
+
+    def __init__(
+        self,
+        hub: BotHub,
+        authenticate: service.Authenticator,
+        token: str,
+        server_version: str,
+        name: str,
+    ) -> None:
+        self.hub = hub
+        self.authenticate = authenticate
+        self.token = token  # the only token this socket admits: the one it was issued for
+        self.server_version = server_version
+        self.name = name
+        self.transport: asyncio.Transport | None = None
+        self.session: LocalSession | None = None
+        self._buf = bytearray()
+        self._hello_timer: asyncio.TimerHandle | None = None
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:  # noqa: D102
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self._hello_timer = asyncio.get_running_loop().call_later(
+            service.HELLO_TIMEOUT_S, self._refuse, f"no Hello within {service.HELLO_TIMEOUT_S:g} s"
+        )
+
+    def data_received(self, data: bytes) -> None:  # noqa: D102
+        if self._buf:
+            self._buf += data
+            buf: bytes | bytearray = self._buf
+        else:
+            buf = data
+        try:
+            frames, used = split_frames(buf)
+        except FrameError as err:
+            self._lost_framing(str(err))
+            return
+        if buf is self._buf:
+            del self._buf[:used]
+        elif used < len(data):
+            self._buf += data[used:]
+        for payload in frames:
+            if self.transport is None or self.transport.is_closing():
+                return
+            msg = service.parse_bot_message(payload)
+            if self.session is None:
+                self._hello(msg)
+            elif not service.route(self.hub, self.session, msg):
+                self.session.close()
+                return
+
+    def _hello(self, msg: pb.BotMessage | service.Malformed) -> None:
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+        checked = service.check_hello(msg, self.authenticate)
+        if isinstance(checked, service.Refusal):
+            self._refuse(checked.message)
+            return
+        assert not isinstance(msg, service.Malformed)
+        if msg.hello.token != self.token:
+            self._refuse("a Hello with another bot's token: this socket is not that bot's")
+            return
+        session = LocalSession(checked)
+        if not self.hub.attach(session, f"local socket of {self.name}"):
+            self._refuse(service.SECOND_STREAM.message)
+            return
+        session.transport = self.transport
+        self.session = session
+        session.send(protocol.welcome(checked.name, self.server_version))
+
+    def _refuse(self, why: str) -> None:
+        """Close the socket before any Welcome: the bot is not seated."""
+        log.warning("managed bot %s refused on its local socket: %s", self.name, why)
+        if self.transport is not None:
+            self.transport.close()
+
+    def _lost_framing(self, why: str) -> None:
+        """Bytes that cannot be framed: a malformed fault, then the connection is closed
+        (nothing after them can be trusted to start a frame)."""
+        self._buf.clear()
+        if self.session is None:
+            self._refuse(why)
+            return
+        self.hub.on_malformed(self.session, why)
+        log.warning("closed the stream of %s: %s", self.session.identity.name, why)
+        assert self.transport is not None
+        self.session.closed = True
+        self.transport.abort()  # nothing more is read; what is queued for it is dropped
+
+    def eof_received(self) -> bool:  # noqa: D102
+        return False  # the bot closed its end: the connection is over
+
+    def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+        self._buf = bytearray()
+        if self.session is not None:
+            self.session.closed = True
+            self.hub.detach(self.session)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def close(self) -> None:
+        """Close the socket now (the server is stopping)."""
+        if self.transport is not None:
+            self.transport.abort()
+
+
+async def serve_socket(
+    sock: socket.socket,
+    hub: BotHub,
+    authenticate: service.Authenticator,
+    token: str,
+    server_version: str,
+    name: str,
+) -> LocalConnection:
+    """Serve the server's end of a managed bot's socket pair on the running loop."""
+    loop = asyncio.get_running_loop()
+    factory: Callable[[], LocalConnection] = lambda: LocalConnection(  # noqa: E731
+        hub, authenticate, token, server_version, name
+    )
+    _, connection = await loop.connect_accepted_socket(factory, sock)
+    return connection
+
+
+def socket_pair() -> tuple[socket.socket, socket.socket]:
+    """A connected pair: the server's end and the bot's (inheritable, given as its fd 3)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return ours, theirs
