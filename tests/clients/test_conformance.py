@@ -2,7 +2,8 @@
 
 The kits: Python (the SDK), Node.js (@grpc/grpc-js), C++ (grpc++) and Perl through the stdio
 bridge. Seat i of a game's m-th match gets kit (m * seats + i) % 4, with as many matches as it
-takes for every kit to play every game. The Node and C++ kits are built here when needed
+takes for every kit to play every game, over each transport the server starts bots with (the
+local one: frames on an inherited socket; gRPC). The Node and C++ kits are built here when needed
 (npm ci; cmake); a missing toolchain fails the test with the packages to install.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from games.registry import all_games, get_game
-from server.arena import Arena
+from server.arena import TRANSPORTS, Arena
 from server.records import ClockSettings, MatchRecord
 from tests.clients.kits import KITS, kit_commands
 
@@ -42,11 +43,11 @@ def test_tables_seat_every_kit() -> None:
 
 
 async def play_all(
-    tmp_path: Path, game: str, commands: dict[str, list[str]]
+    tmp_path: Path, game: str, commands: dict[str, list[str]], transport: str
 ) -> list[tuple[list[str], MatchRecord]]:
     """Every table of the game, played one after the other by the same bot processes."""
     plan = tables(get_game(game).spec.default_seats)
-    async with Arena(log_dir=tmp_path) as arena:
+    async with Arena(log_dir=tmp_path, transport=transport) as arena:
         identities: dict[tuple[str, int], str] = {}  # (kit, copy) -> token
         for table in plan:
             for seat, kit in enumerate(table):
@@ -74,11 +75,12 @@ def logs(tmp_path: Path) -> str:
     return "\n".join(parts)
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("game", sorted(all_games()))
 def test_every_kit_plays_a_full_match(
-    tmp_path: Path, game: str, commands: dict[str, list[str]]
+    tmp_path: Path, game: str, transport: str, commands: dict[str, list[str]]
 ) -> None:
-    results = asyncio.run(play_all(tmp_path, game, commands))
+    results = asyncio.run(play_all(tmp_path, game, commands, transport))
     played = {kit for table, _ in results for kit in table}
     assert played == set(KITS)
     for table, record in results:

@@ -2,7 +2,8 @@
 
 For each kit (Python, Node, C++, Perl through the stdio bridge) a Knaves tournament on a
 live server seats the kit's example bot twice: once managed (started by the server from its
-command) and once remote (started here, dialing the server's TCP port), with a managed
+command, over each transport: the local one's inherited socket, or gRPC on the referee's
+Unix socket) and once remote (started here, dialing the server's TCP port), with a managed
 Python bot in the third seat. When the tournament ends the remote bot must exit by itself
 with status 0 and the one line, while the server still runs, well before the 30 s a kit
 waits for a server that is gone; the managed one must exit 0 before its SIGTERM would come.
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from server.arena import Arena
+from server.arena import TRANSPORTS, Arena
 from server.bots import ManagedBot
 from server.tournament_runner import database_authenticator, run_tournament
 from tests.clients.kits import KITS, PYTHON, ROOT, kit_commands
@@ -40,7 +41,7 @@ def lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip()]
 
 
-async def tournament(tmp_path: Path, command: list[str]) -> dict[str, Any]:
+async def tournament(tmp_path: Path, command: list[str], transport: str) -> dict[str, Any]:
     store = Store(f"sqlite:///{tmp_path / 'cs.db'}")
     store.add_bot("managed", shlex.join(command))
     store.add_bot("filler", shlex.join(FILLER))
@@ -48,7 +49,9 @@ async def tournament(tmp_path: Path, command: list[str]) -> dict[str, Any]:
     created = store.create_tournament("knaves", ["managed", "remote", "filler"], seed=9)
     assert created.id is not None
     try:
-        async with Arena(log_dir=tmp_path, authenticate=database_authenticator(store)) as arena:
+        async with Arena(
+            log_dir=tmp_path, authenticate=database_authenticator(store), transport=transport
+        ) as arena:
             spawned: list[ManagedBot] = []
             real_spawn = arena.spawn
 
@@ -91,11 +94,12 @@ async def tournament(tmp_path: Path, command: list[str]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("kit", KITS)
 def test_every_kit_exits_0_with_one_line_when_its_tournament_ends(
-    tmp_path: Path, kit: str, commands: dict[str, list[str]]
+    tmp_path: Path, kit: str, transport: str, commands: dict[str, list[str]]
 ) -> None:
-    got = asyncio.run(tournament(tmp_path, commands[kit]))
+    got = asyncio.run(tournament(tmp_path, commands[kit], transport))
     assert got["recorded"] == 6  # three seats: every rotation in both seating directions
     code, err = got["remote"]
     assert code == 0, f"{kit} remote: exit {code}\n{err}"

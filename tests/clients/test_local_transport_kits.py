@@ -1,20 +1,27 @@
 """The Node and C++ kits speak the local transport: frames on an inherited fd 3.
 
-Each kit's example bot is started as the server starts a managed bot: one end of a socket
-pair on its descriptor 3 and CARDSHARK_SERVER=fd:3. The test is the server: it reads the
-bot's Hello frame off the socket, answers Welcome, then plays a whole Knaves match from the
-real engine through the bot (every seat's request sent as a frame, each Decision checked
-against the legal actions), and ends with a Goodbye: the bot must print its one line and
-exit 0. A server that closes the socket is gone for good: one line and exit 1 after a
+First with the test as the server: each kit's example bot is started as the server starts a
+managed bot (one end of a socket pair on its descriptor 3, CARDSHARK_SERVER=fd:3); the test
+reads the bot's Hello frame off the socket, answers Welcome, then plays a whole Knaves match
+from the real engine through the bot (every seat's request sent as a frame, each Decision
+checked against the legal actions), and ends with a Goodbye: the bot must print its one line
+and exit 0. A server that closes the socket is gone for good: one line and exit 1 after a
 Welcome, a refusal (exit 2) before one.
+
+Then through the arena, unsandboxed and under bwrap: the kit's bot is spawned as a managed
+bot over the local transport and plays a Knaves match against two Python bots; the recorded
+scores are the engine's for the recorded actions, and at the arena's end the bot exits 0 with
+the server's Goodbye line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,17 +30,22 @@ from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-d
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
+from server.arena import Arena
+from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS, LocalSession
 from server.protocol import decision_request
-from tests.clients.kits import CPP_DIR, NODE_DIR, ensure_cpp, ensure_node
+from server.records import ClockSettings, MatchRecord
+from server.sandbox import NO_SANDBOX, SandboxPolicy
+from tests.clients.kits import CPP_DIR, NODE_DIR, PYTHON, ROOT, ensure_cpp, ensure_node
 
 LOCAL_KITS = ["node", "cpp"]
 TOKEN = "local-token"
 FINISHED = "cardshark: tournament finished; nothing more to play"
 LOST = "cardshark: the server closed fd:3 without a Goodbye; stopping"
+SHUTTING_DOWN = "cardshark: server shutting down; nothing more to play"
 WAIT_S = 60.0  # a bound on a hung bot, never a pause: every read returns as bytes arrive
-# What the server does (server/bots.py): the socket goes in as stdin, lands on fd 3, and the
-# bot gets /dev/null as its stdin.
-FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
+PYTHON_BOT = [PYTHON, str(ROOT / "clients" / "python" / "examples" / "random_bot.py")]
+CLOCK = ClockSettings(move_ms=5000, no_show_s=30)  # generous: the machine is small and busy
+SANDBOXES = {"unsandboxed": NO_SANDBOX, "bwrap": SandboxPolicy("bwrap")}
 
 
 def kit_command(kit: str) -> list[str]:
@@ -87,9 +99,9 @@ def bot(kit: str) -> Iterator[tuple[FrameSocket, subprocess.Popen[str]]]:
     command = kit_command(kit)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     ours.settimeout(WAIT_S)
-    env = dict(os.environ, CARDSHARK_SERVER="fd:3", CARDSHARK_TOKEN=TOKEN)
+    env = dict(os.environ, CARDSHARK_SERVER=SERVER_ADDRESS, CARDSHARK_TOKEN=TOKEN)
     env.pop("CARDSHARK_DEBUG", None)
-    with theirs:
+    with theirs:  # as the server starts a managed bot: the socket lands on fd 3
         process = subprocess.Popen(
             [*FD3_LAUNCHER, *command],
             stdin=theirs.fileno(),
@@ -193,3 +205,43 @@ def test_a_kit_closed_before_its_welcome_is_refused(
         "refused by fd:3: the server closed descriptor 3 without a Welcome "
         "(refused: its log says why)"
     ]
+
+
+async def arena_match(
+    tmp_path: Path, command: list[str], sandbox: SandboxPolicy
+) -> tuple[MatchRecord, type, int | None, str]:
+    """A Knaves match of the kit's bot and two Python bots, all managed over the local
+    transport: its record, the kit's session type, and the kit's exit status and stderr once
+    the arena has closed."""
+    async with Arena(log_dir=tmp_path, transport="local", sandbox=sandbox) as arena:
+        tokens = {name: arena.register(name) for name in ("kit", "py-1", "py-2")}
+        commands = {"kit": command, "py-1": PYTHON_BOT, "py-2": PYTHON_BOT}
+        spawned = {name: await arena.spawn(name, commands[name], t) for name, t in tokens.items()}
+        bots = [arena.identity(token) for token in tokens.values()]
+        record = await arena.play("knaves", bots, seed=21, clock=CLOCK)
+        assert arena.running is not None
+        session = type(arena.running.hub.live(bots[0].bot_id))
+    kit = spawned["kit"]
+    assert kit.process is not None
+    return record, session, kit.process.returncode, kit.log_path.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("sandbox", list(SANDBOXES))
+def test_a_kit_plays_an_arena_match_over_the_local_transport(
+    tmp_path: Path, kit: str, sandbox: str
+) -> None:
+    record, session, code, log = asyncio.run(
+        arena_match(tmp_path, kit_command(kit), SANDBOXES[sandbox])
+    )
+    assert record.status == "finished", f"{record.reason}\n{log}"
+    assert record.faults == [] and not any(record.forfeited), (record.faults, log)
+    assert session is LocalSession
+    game = get_game("knaves")
+    state = game.new_match(record.seed, len(record.seats), record.options)
+    for action in record.actions:
+        game.apply(state, action)
+    assert game.is_over(state)
+    result = game.result(state)
+    assert record.scores == list(result.scores) and record.ranks == list(result.ranks)
+    assert sum(record.scores) > 0 and len(record.actions) > 20
+    assert (code, [line for line in log.splitlines() if line.strip()]) == (0, [SHUTTING_DOWN])
