@@ -21,6 +21,7 @@ from games.errors import UnknownGameError
 from games.registry import all_games, get_game
 from server.replay import replay_json
 from server.transcript import seat_names
+from server.web_bot import rating_series
 from server.web_tournament import LISTED, MatchFilter, cross_table, match_rows, signed
 from tournaments.errors import NotFoundError
 from tournaments.models import MatchStatus
@@ -30,7 +31,7 @@ from tournaments.store import Store, web_queries
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
 STATIC = HERE / "static"
-RECENT = 50
+RECENT = 30  # matches on a bot page
 REPLAYS_CACHED = 32  # finished matches never change: their replay JSON is kept
 FINAL = (MatchStatus.FINISHED.value, MatchStatus.VOIDED.value)
 
@@ -57,20 +58,24 @@ def make_app(store: Store) -> Starlette:
     def bot(request: Request) -> Response:
         try:
             # A retired bot's page still answers: its matches are listed everywhere else.
-            found = store.get_bot(request.path_params["name"], include_removed=True)
+            profile = store.bot_profile(request.path_params["name"], recent=0)
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
-        ratings = []
-        for name in all_games():
-            rating = store.ratings(name).get(found.id or 0)
-            if rating is not None:
-                ratings.append((name, rating))
-        matches = []
-        for t in store.list_tournaments():
-            for m in store.matches(t.id or 0, include_voided=False):
-                if found.id in m.seats and m.status == "finished":
-                    matches.append((t, m))
-        return page(request, "bot.html", bot=found, ratings=ratings, matches=matches[:RECENT])
+        found = profile.bot
+        assert found.id is not None
+        history = {
+            r.game: rating_series(web_queries.bot_history(store, found.id, r.game))
+            for r in profile.ratings
+        }
+        return page(
+            request,
+            "bot.html",
+            bot=found,
+            ratings=profile.ratings,
+            history=history,
+            faults=profile.faults,
+            recent=web_queries.recent_matches(store, found.id, RECENT),
+        )
 
     def tournament(request: Request) -> Response:
         try:

@@ -103,7 +103,7 @@ def play_match(
     match, tournament = detail.match, detail.tournament
     game = get_game(tournament.game)
     state = game.new_match(match.seed, len(match.seats), tournament.options)
-    rng = random.Random(match.seed)
+    rng = random.Random(match_id)  # rotations share their deal, not their play
     move_ms = []
     while game.to_act(state) is not None:
         game.apply(state, rng.choice(game.legal_actions(state)))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
@@ -55,3 +57,62 @@ def tournament_rows(store: StoreBase, tournament_id: int) -> TournamentRows:
         ).all()
         session.expunge_all()
     return TournamentRows(tournament, list(entrants), list(matches), list(seats), list(history))
+
+
+@dataclass(frozen=True)
+class RecentMatch:
+    """One finished match of a bot: where it sat, who sat, the scores and its own outcome."""
+
+    match_id: int
+    tournament_id: int
+    game: str
+    seat: int
+    bots: list[str]
+    scores: list[float]
+    rank: int
+    faults: int
+    forfeited: bool
+
+
+def bot_history(store: StoreBase, bot_id: int, game: str) -> list[RatingHistory]:
+    """A bot's rating changes in one game in the order they were applied."""
+    with Session(store.engine) as session:
+        rows = session.exec(
+            select(RatingHistory)
+            .join(Match, col(Match.id) == col(RatingHistory.match_id))
+            .where(RatingHistory.game == game, RatingHistory.bot_id == bot_id)
+            .order_by(col(Match.tournament_id), col(Match.schedule_index), col(RatingHistory.id))
+        ).all()
+        session.expunge_all()
+    return list(rows)
+
+
+def recent_matches(store: StoreBase, bot_id: int, limit: int) -> list[RecentMatch]:
+    """A bot's latest finished matches, newest first."""
+    with Session(store.engine) as session:
+        rows = session.exec(
+            select(SeatResult, Match, Tournament.game)
+            .options(defer(Match.record))  # type: ignore[arg-type]
+            .join(Match, col(Match.id) == col(SeatResult.match_id))
+            .join(Tournament, col(Tournament.id) == col(Match.tournament_id))
+            .where(SeatResult.bot_id == bot_id)
+            .order_by(col(SeatResult.match_id).desc())
+            .limit(limit)
+        ).all()
+        ids = {b for _, match, _ in rows for b in match.seats}
+        names = dict(session.exec(select(Bot.id, Bot.name).where(col(Bot.id).in_(ids))).all())
+        session.expunge_all()
+    return [
+        RecentMatch(
+            match_id=seat.match_id,
+            tournament_id=match.tournament_id,
+            game=game,
+            seat=seat.seat,
+            bots=[names.get(b, f"#{b}") for b in match.seats],
+            scores=list((match.result or {}).get("scores") or []),
+            rank=seat.rank,
+            faults=seat.faults,
+            forfeited=seat.forfeited,
+        )
+        for seat, match, game in rows
+    ]
