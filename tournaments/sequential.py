@@ -133,14 +133,15 @@ def llr(values: Sequence[float] | Moments, h0: float, h1: float) -> float:
     moments = values if isinstance(values, Moments) else Moments.of(values)
     if moments.n == 0:
         return 0.0
-    # Under mean h the variance's maximum-likelihood fit is var + (mean - h)^2, and the
-    # likelihood is that to the power -n/2.
+    # Under a mean h the variance's maximum-likelihood fit is var + (mean - h)^2, and the
+    # likelihood is that to the power -n/2. As a function of the mean, that ratio peaks
+    # where (mean - h0)(mean - h1) = var and falls back to nothing beyond: a mean far past
+    # h1 (Kill's +28 points a set against h1 0.5) would count as weak evidence and take
+    # hundreds of sets. A mean past either turning point counts as the turning point.
     var = max(moments.variance, VARIANCE_FLOOR * (h1 - h0) ** 2)
-    return (
-        moments.n
-        / 2
-        * math.log((var + (moments.mean - h0) ** 2) / (var + (moments.mean - h1) ** 2))
-    )
+    middle, reach = (h0 + h1) / 2, math.sqrt(((h1 - h0) / 2) ** 2 + var)
+    mean = min(max(moments.mean, middle - reach), middle + reach)
+    return moments.n / 2 * math.log((var + (mean - h0) ** 2) / (var + (mean - h1) ** 2))
 
 
 @dataclass(frozen=True)

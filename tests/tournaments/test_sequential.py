@@ -49,8 +49,14 @@ def test_impossible_settings_are_refused(kwargs: dict[str, float], why: str) -> 
 
 
 def test_llr_on_hand_made_sets() -> None:
-    # mean 2, variance 1: (2/2) log((1 + 2^2) / (1 + 1^2))
-    assert llr([1.0, 3.0], 0.0, 1.0) == pytest.approx(math.log(2.5))
+    # mean 2, variance 1: past the peak at (x - 0)(x - 1) = 1, x = 1/2 + sqrt(5/4), where
+    # x^2 = x + 1: (2/2) log((1 + x^2) / (1 + (x - 1)^2)) = log((x + 2) / (3 - x))
+    peak = 0.5 + math.sqrt(1.25)
+    assert llr([1.0, 3.0], 0.0, 1.0) == pytest.approx(math.log((peak + 2) / (3 - peak)))
+    assert llr([1.0, 3.0], 0.0, 1.0) == pytest.approx(llr([11.0, 13.0], 0.0, 1.0))
+    assert llr([0.5, 2.5], 0.0, 1.0) < llr([1.0, 3.0], 0.0, 1.0)
+    # mean -1, variance 1: before the trough, the mirror image
+    assert llr([-2.0, 0.0], 0.0, 1.0) == pytest.approx(-math.log((peak + 2) / (3 - peak)))
     # mean 1, variance 2/3: (3/2) log((2/3 + 1) / (2/3 + 0)), H1 exactly
     assert llr([0.0, 1.0, 2.0], 0.0, 1.0) == pytest.approx(1.5 * math.log(2.5))
     # halfway between the hypotheses: no evidence either way
@@ -105,6 +111,7 @@ def test_steps_recompute_the_llr_of_each_prefix_and_stop_at_the_first_verdict() 
     for k, step in enumerate(steps, start=1):
         prefix = values[:k]
         mean, var = statistics.fmean(prefix), statistics.pvariance(prefix)
+        mean = min(mean, 0.5 + math.sqrt(0.25 + var))  # no further than the ratio's peak
         by_hand = k / 2 * math.log((var + mean**2) / (var + (mean - 1) ** 2)) if var else None
         if by_hand is not None:
             assert step.llr == pytest.approx(by_hand)
@@ -172,3 +179,16 @@ def test_a_clear_difference_says_better_quickly() -> None:
     assert all(r.verdict == BETTER for r in results)
     assert all(r.last is not None and r.last.estimate.low > 0 for r in results)
     assert statistics.fmean(r.last.sets for r in results if r.last) < 20
+
+
+def test_a_mean_far_beyond_h1_is_decided_as_fast_as_one_near_it() -> None:
+    # Kill's rule bot leads its noisy copy by about 28 points with a spread of 2 a set:
+    # without the peak, the ratio of two bad fits creeps up and takes ~160 sets.
+    settings = SprtSettings(0.0, 0.5)
+    rng = random.Random(3)
+    for lead in (3.0, 28.0, 280.0):
+        far = sprt((lead + 2 * normal(rng) for _ in range(400)), settings, 400)
+        assert far.verdict == BETTER and far.last is not None and far.last.sets <= 40, lead
+        below = sprt((-lead + 2 * normal(rng) for _ in range(400)), settings, 400)
+        assert below.verdict == NOT_BETTER and below.last is not None, lead
+        assert below.last.sets <= 40, lead
