@@ -5,7 +5,8 @@ Usage: python bench/ranking_quality.py [--games G,...] [--replications R] [--max
 
 Per game, a field of house bots (the game's rule bot playing a random legal action at rates
 0, 0.25, 0.5, 1; five bots for five-seat games) plays a pool of duplicate sets in process:
-every table of the field, each on its own deal, in every seat rotation, with the rule bot's
+every table of the field, each on its own deal, in every seating a tournament gives it (every
+rotation, in both directions from three seats: tournaments.schedule.rotations), with the rule bot's
 `decide` from clients/python/examples/<game>_bot.py answering the request the referee would
 send. The pool is the long duplicate run that verifies the order (mean score a match, with
 the adjacent gaps in standard errors, sets as the unit). Replications then draw schedules
@@ -43,6 +44,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "clients/python"), str(ROOT / "clients/python/examples")]
 
+from compare_errors import POOL_SETS as COMPARE_POOL_SETS  # noqa: E402
+from compare_errors import RUNS as COMPARE_RUNS  # noqa: E402
+from compare_errors import bench_compare, print_compare  # noqa: E402
+
 from games.registry import get_game  # noqa: E402
 from server import protocol  # noqa: E402
 from tournaments.ratings import (  # noqa: E402
@@ -54,6 +59,7 @@ from tournaments.ratings import (  # noqa: E402
     placements,
     set_scores,
 )
+from tournaments.schedule import rotations  # noqa: E402
 
 GAMES = ("knives", "knaves", "kill", "ninja-whist", "kansas-city")
 NOISES = (0.0, 0.25, 0.5, 1.0)
@@ -67,9 +73,7 @@ BOOTSTRAP = 1000
 PoolSet = tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[float, ...]]]]
 
 
-# Knaves' rule bot and its noise-0.25 copy score within 0.1 points a match of each other
-# over 9,600 in-process matches (z = 1): no rating can order them, so Knaves' field skips 0.25.
-FIELDS: dict[str, tuple[float, ...]] = {"knaves": (0.0, 0.5, 0.75, 1.0)}
+FIELDS: dict[str, tuple[float, ...]] = {}  # fields other than the default, by game
 CONFIRM_Z = 3.0  # every adjacent gap at least this many standard errors, sets as the unit
 
 
@@ -88,8 +92,7 @@ def play_set(job: tuple[str, tuple[int, ...], int]) -> PoolSet:
     decide: Callable[[Any], str] = importlib.import_module(name.replace("-", "_") + "_bot").decide
     k = len(table)
     played = []
-    for r in range(k):
-        seats = tuple(table[(r + s) % k] for s in range(k))
+    for r, seats in enumerate(rotations(table)):
         streams = [random.Random(f"{seed}:{r}:{s}") for s in range(k)]
         state = game.new_match(seed, k)
         while (seat := game.to_act(state)) is not None:
@@ -167,7 +170,8 @@ def replicate(
     tables = sorted({t for t, _ in pool})
     by_table = {t: [pl for u, pl in pool if u == t] for t in tables}
     settings = TrueSkillSettings()
-    per_round = len(tables) * seats
+    per_set = len(pool[0][1])  # matches a set: every seating of its table
+    per_round = len(tables) * per_set
 
     def order(values: dict[int, float]) -> bool:
         return sorted(truth, key=lambda b: -values.get(b, -math.inf)) == truth
@@ -186,7 +190,7 @@ def replicate(
     current = {}
     totals = [0.0] * n
     counts = [0] * n
-    for i in range(max_matches // seats):
+    for i in range(max_matches // per_set):
         played = rng.choice(by_table[tables[i % len(tables)]])
         bots, scores = set_scores([(s, [SeatOutcome(x) for x in sc]) for s, sc in played])
         for change in apply_set(settings, current, bots, scores, len(played)):
@@ -196,7 +200,7 @@ def replicate(
                 totals[b] += x
                 counts[b] += 1
         if (i + 1) % len(tables) == 0:
-            matches = (i + 1) * seats
+            matches = (i + 1) * per_set
             out["b"].append((matches, order({b: r.mu for b, r in current.items()})))
             out["c"].append((matches, order({b: totals[b] / counts[b] for b in range(n)})))
     return out
@@ -263,7 +267,7 @@ def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
         "game": game,
         "seats": seats,
         "field_noise": list(noises),
-        "pool": {"sets": sets, "matches": sets * seats, "seconds": round(played, 1)},
+        "pool": {"sets": sets, "matches": sets * len(pool[0][1]), "seconds": round(played, 1)},
         "verify": verify(pool, n),
         "luck_removed": luck_removed(pool, n),
         "methods": result,
@@ -333,9 +337,11 @@ def main() -> None:
     results = []
     for game in args.games.split(","):
         out = bench_game(game, args)
+        out["compare"] = bench_compare(game, COMPARE_POOL_SETS, COMPARE_RUNS, args.workers)
         results.append(out)
         if not args.json:
             print_game(out)
+            print_compare(out["compare"])
             sys.stdout.flush()
     if args.json:
         print(
