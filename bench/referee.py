@@ -3,7 +3,8 @@
 Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--json]
        python bench/referee.py --referee-only [--profile] [--games knaves] [--rounds 60]
 The referee side plays full matches against real random-bot processes, as managed bots: over
-the referee's Unix socket, once unsandboxed and once each in its bubblewrap sandbox. The raw
+the referee's Unix socket (gRPC), once unsandboxed and once each in its bubblewrap sandbox,
+and over the local transport (frames on an inherited socket pair, unsandboxed). The raw
 side sends the same serialized DecisionRequests (captured from a match) over a Unix socket to
 the same number of client processes, one at a time, each answering with a Decision — gRPC's
 floor for this traffic. Start-up is the time from spawning a bot to its stream being live.
@@ -75,9 +76,11 @@ def captured_requests(game_name: str, seed: int) -> list[bytes]:
 class RefereeSide:
     """A referee with one random-bot process per seat, playing one match at a time."""
 
-    def __init__(self, game_name: str, sandbox: SandboxPolicy = NO_SANDBOX) -> None:
+    def __init__(
+        self, game_name: str, sandbox: SandboxPolicy = NO_SANDBOX, transport: str = "grpc"
+    ) -> None:
         self.game_name = game_name
-        self.arena = Arena(log_dir="/tmp/cardshark-bench", sandbox=sandbox)
+        self.arena = Arena(log_dir="/tmp/cardshark-bench", sandbox=sandbox, transport=transport)
         self.bots: list[Any] = []
         self.startup_ms: list[float] = []
 
@@ -213,10 +216,13 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
     seats = get_game(game).spec.default_seats
     raw = RawSide(seats)
     referee, boxed = RefereeSide(game), RefereeSide(game, SandboxPolicy())
+    local = RefereeSide(game, transport="local")
     await raw.start(captured_requests(game, 999)[0])
     await referee.start()
     await boxed.start()
+    await local.start()
     raws, referees, boxeds, ratios, boxed_ratios = [], [], [], [], []
+    locals_, local_ratios = [], []
     try:
         for seed in range(rounds):
             requests = captured_requests(game, seed)  # built before any side's clock runs
@@ -226,6 +232,10 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
             referee_rate = n / seconds
             n, seconds = await boxed.play(seed)
             boxed_rate = n / seconds
+            n, seconds = await local.play(seed)
+            local_rate = n / seconds
+            locals_.append(local_rate)
+            local_ratios.append(local_rate / referee_rate)
             raws.append(raw_rate)
             referees.append(referee_rate)
             boxeds.append(boxed_rate)
@@ -234,6 +244,7 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
             if (seed + 1) % 10 == 0 or seed + 1 == rounds:
                 print(f"{game}: {seed + 1}/{rounds} rounds", file=sys.stderr, flush=True)
     finally:
+        await local.close()
         await boxed.close()
         await referee.close()
         await raw.close()
@@ -243,6 +254,8 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
         "referee_decisions_per_s": statistics.median(referees),
         "sandboxed_decisions_per_s": statistics.median(boxeds),
         "raw_decisions_per_s": statistics.median(raws),
+        "local_decisions_per_s": statistics.median(locals_),
+        "local_referee_ratio": statistics.median(local_ratios),  # local / gRPC referee
         "ratio": statistics.median(ratios),
         "ratio_q1": quartiles[0],
         "ratio_q3": quartiles[2],
@@ -251,6 +264,7 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
         "sandboxed_ratio": statistics.median(boxed_ratios),
         "startup_ms": statistics.median(referee.startup_ms),
         "sandboxed_startup_ms": statistics.median(boxed.startup_ms),
+        "local_startup_ms": statistics.median(local.startup_ms),
         "rounds": rounds,
     }
 
@@ -315,6 +329,7 @@ def main() -> None:
     print(
         f"{'game':<10}{'bots':>5}{'referee/s':>11}{'sandboxed/s':>13}{'raw gRPC/s':>12}"
         f"{'ratio':>7}{'sandboxed':>11}{'start ms':>10}{'sandboxed':>11}"
+        f"{'local/s':>10}{'local/ref':>11}"
     )
     for game, r in results.items():
         print(
@@ -322,6 +337,7 @@ def main() -> None:
             f"{r['sandboxed_decisions_per_s']:>13.0f}{r['raw_decisions_per_s']:>12.0f}"
             f"{r['ratio']:>7.2f}{r['sandboxed_ratio']:>11.2f}"
             f"{r['startup_ms']:>10.0f}{r['sandboxed_startup_ms']:>11.0f}"
+            f"{r['local_decisions_per_s']:>10.0f}{r['local_referee_ratio']:>11.2f}"
         )
 
 

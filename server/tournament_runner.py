@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from server.arena import TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
+from server.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.load import AdaptiveLimit, StormWatch
@@ -102,6 +102,7 @@ async def run_tournament(
     cpu_clocks: bool = True,
     allow_absent: bool = False,
     on_bot_exit: BotExitCallback | None = None,
+    transport: str = DEFAULT_TRANSPORT,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -127,6 +128,7 @@ async def run_tournament(
         tls=tls,
         sandbox=sandbox,
         cpu_clocks=cpu_clocks,
+        transport=transport,
     )
     async with own:
         return await _run(store, tournament_id, own, run)

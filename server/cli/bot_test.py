@@ -23,6 +23,8 @@ from server.cli.common import (
     DbOption,
     JsonOption,
     SandboxOption,
+    TransportOption,
+    check_transport,
     clear_errors,
     errors,
     fail,
@@ -61,6 +63,7 @@ class Plan:
     host: str
     port: int
     authenticate: Authenticator | None
+    transport: str = "local"
 
     @property
     def clock(self) -> ClockSettings:
@@ -101,7 +104,14 @@ async def play_trial(
     """Start an arena with the house bots and the tested bot, play the matches, stop; say
     tells how each match went, notice where a remote bot should connect."""
     outcome = Outcome()
-    arena = Arena(plan.log_dir, plan.host, plan.port, plan.authenticate, sandbox=plan.sandbox)
+    arena = Arena(
+        plan.log_dir,
+        plan.host,
+        plan.port,
+        plan.authenticate,
+        sandbox=plan.sandbox,
+        transport=plan.transport,
+    )
     async with arena:
         house = [
             BotToStart(name, f"house:{name}", command)
@@ -300,6 +310,7 @@ def bot_test(
         Path, typer.Option("--log-dir", help="Where bots' stderr goes (in bot-test/).")
     ] = Path("logs"),
     sandbox: SandboxOption = "bwrap",
+    transport: TransportOption = "local",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -308,6 +319,7 @@ def bot_test(
         fail(f"--matches must be at least 1, not {matches}")
     if move_ms is not None and move_ms < 1:
         fail(f"--move-ms must be at least 1, not {move_ms}")
+    check_transport(transport)
     with clear_errors():
         spec = get_game(game).spec
     with open_store(db) as store:
@@ -330,6 +342,7 @@ def bot_test(
             host=host,
             port=(REMOTE_PORT if remote else 0) if port is None else port,
             authenticate=database_authenticator(store) if remote else None,
+            transport=transport,
         )
 
         def say(line: str) -> None:

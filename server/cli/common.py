@@ -65,6 +65,28 @@ SandboxOption = Annotated[
 ]
 
 
+TransportOption = Annotated[
+    str,
+    typer.Option(
+        "--transport",
+        help="How managed bots reach the referee: local (frames over a socket they inherit "
+        "as fd 3, no HTTP/2; the default) or grpc (over the referee's Unix socket). Remote "
+        "bots always use gRPC.",
+    ),
+]
+
+
+def check_transport(transport: str) -> None:
+    """Refuse an unknown --transport in one line, before anything is opened or stored."""
+    from server.arena import TRANSPORTS
+
+    if transport not in TRANSPORTS:
+        fail(
+            f"--transport: unknown transport {transport!r}; allowed: {', '.join(TRANSPORTS)} "
+            "(local: frames over an inherited socket; grpc: the referee's Unix socket)"
+        )
+
+
 ClockOption = Annotated[
     str,
     typer.Option(

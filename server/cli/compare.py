@@ -31,6 +31,8 @@ from server.cli.common import (
     DbOption,
     JsonOption,
     SandboxOption,
+    TransportOption,
+    check_transport,
     clear_errors,
     errors,
     fail,
@@ -260,6 +262,7 @@ class Run:
     state: dict[str, Any]
     sandbox: SandboxPolicy
     log_dir: Path
+    transport: str = "local"
 
     @property
     def differences(self) -> list[float]:
@@ -277,7 +280,7 @@ class Run:
 async def play_sets(run: Run, say: Callable[[str], None]) -> str:
     """Play sets until the test decides or the cap; '' or why the run stopped early."""
     clock = ClockSettings(move_ms=run.config.move_ms)
-    async with Arena(run.log_dir, sandbox=run.sandbox) as arena:
+    async with Arena(run.log_dir, sandbox=run.sandbox, transport=run.transport) as arena:
         starts = [BotToStart(p.name, p.name, p.command) for p in run.players]
         preflight = await start_managed(arena, starts, clock.no_show_s)
         if preflight.failures:
@@ -391,10 +394,12 @@ def compare(
         typer.Option("--log-dir", help="Bots' stderr, and finished sets in compare/ID.json."),
     ] = Path("logs"),
     sandbox: SandboxOption = "bwrap",
+    transport: TransportOption = "local",
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Play NEW and BASE on the same deals in every seat until a sequential test decides."""
+    check_transport(transport)
     try:
         settings = SprtSettings(h0, h1, alpha, beta)
     except ValueError as exc:
@@ -444,7 +449,18 @@ def compare(
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
         require_sandbox(policy)
     state = load_state(path) if path.exists() else {"config": config.to_json(), "sets": []}
-    run = Run(config, settings, max_sets, players, seats, path, state, policy, log_dir / "compare")
+    run = Run(
+        config,
+        settings,
+        max_sets,
+        players,
+        seats,
+        path,
+        state,
+        policy,
+        log_dir / "compare",
+        transport,
+    )
     per_set = len(set_seats(seats))
     field_text = ", ".join(config.field) or "none"
     say(

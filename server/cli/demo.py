@@ -12,6 +12,8 @@ from games.registry import get_game
 from server.cli.common import (
     EXAMPLES,
     DbOption,
+    TransportOption,
+    check_transport,
     console,
     open_store,
     sandbox_policy,
@@ -40,9 +42,11 @@ def demo(
             "--sandbox", help="bwrap, none, or auto: bwrap where this machine can build it."
         ),
     ] = "auto",
+    transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
     """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
+    check_transport(transport)
     if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
         sandbox = "bwrap" if unavailable_reason() is None else "none"
     with open_store(db, create=True) as store:
@@ -59,5 +63,5 @@ def demo(
             f"demo: tournament {tournament.id}, {spec.title}, {len(entrants)} example bots "
             f"(database {store.url})"
         )
-        run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy)
+        run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy, transport=transport)
         show_rankings(store, spec.name)

@@ -167,6 +167,7 @@ def run_with_progress(
     sandbox: SandboxPolicy = NO_SANDBOX,
     clock: str = "cpu",
     allow_absent: bool = False,
+    transport: str = "local",
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
@@ -218,6 +219,7 @@ def run_with_progress(
             cpu_clocks=clock == "cpu",
             allow_absent=allow_absent,
             on_bot_exit=bot_stopped,
+            transport=transport,
         )
 
     try:

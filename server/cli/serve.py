@@ -22,9 +22,11 @@ from server.cli.common import (
     TlsCertOption,
     TlsClientCaOption,
     TlsKeyOption,
+    TransportOption,
     check_clock,
     check_listen,
     check_sandbox_kind,
+    check_transport,
     console,
     errors,
     fail,
@@ -66,6 +68,7 @@ def serve(
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
+    transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
@@ -74,6 +77,7 @@ def serve(
     if web_port:
         check_listen(host, web_port, port_flag="--web-port")
     check_sandbox_kind(sandbox)
+    check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
@@ -105,6 +109,7 @@ def serve(
             tls=tls,
             sandbox=policy,
             cpu_clocks=clock == "cpu",
+            transport=transport,
         )
         service = AdminService(store, arena, admin_token)
         arena.services.append(service.add_to)

@@ -22,9 +22,11 @@ from server.cli.common import (
     TlsCertOption,
     TlsClientCaOption,
     TlsKeyOption,
+    TransportOption,
     check_clock,
     check_listen,
     check_sandbox_kind,
+    check_transport,
     command_group,
     console,
     fail,
@@ -97,6 +99,7 @@ def tournament_run(
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
+    transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
@@ -105,6 +108,7 @@ def tournament_run(
     check_clock(clock)
     check_listen(host, port)
     check_sandbox_kind(sandbox)
+    check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         names = resolve_names(store, names)  # house:GAME:noise=X: a stored house bot
@@ -135,7 +139,9 @@ def tournament_run(
             return
 
         def play() -> None:
-            run_with_progress(store, tid, concurrency, port, host, tls, policy, clock, allow_absent)
+            run_with_progress(
+                store, tid, concurrency, port, host, tls, policy, clock, allow_absent, transport
+            )
 
         if goal is None:
             play()
@@ -178,12 +184,14 @@ def tournament_resume(
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
+    transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings; one made
     with --until-confident goes on adding rounds as it would have."""
     check_listen(host, port)
     check_sandbox_kind(sandbox)
+    check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         tournament = store.get_tournament(tournament_id)
@@ -191,7 +199,16 @@ def tournament_resume(
 
         def play() -> None:
             run_with_progress(
-                store, tournament_id, concurrency, port, host, tls, policy, clock, allow_absent
+                store,
+                tournament_id,
+                concurrency,
+                port,
+                host,
+                tls,
+                policy,
+                clock,
+                allow_absent,
+                transport,
             )
 
         if store.goal(tournament_id) is None:

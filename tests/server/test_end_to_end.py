@@ -16,16 +16,16 @@ from games.registry import all_games, get_game
 from server import protocol
 from server.arena import Arena
 from server.records import ClockSettings, MatchRecord
-from tests.server.conftest import RANDOM_BOT
+from tests.server.conftest import RANDOM_BOT, TRANSPORTS
 
 CLOCK = ClockSettings(move_ms=2000)
 
 
 async def play_game(
-    tmp_path: Path, name: str, seed: int
+    tmp_path: Path, name: str, seed: int, transport: str = "local"
 ) -> tuple[MatchRecord, list[pb.RefereeMessage], list[pb.DecisionRequest]]:
-    """Seat 0 is an in-process SDK bot that keeps every event and request; the rest are
-    processes."""
+    """Seat 0 is an in-process SDK bot that keeps every event and request (a remote bot, over
+    gRPC); the rest are processes, managed bots over `transport`."""
     game = get_game(name)
     seats = game.spec.default_seats
     events: list[pb.RefereeMessage] = []
@@ -36,7 +36,7 @@ async def play_game(
         requests.append(request)
         return str(rng.choice(request.legal_actions).id)
 
-    async with Arena(log_dir=tmp_path) as arena:
+    async with Arena(log_dir=tmp_path, transport=transport) as arena:
         bots = []
         tokens = [arena.register(f"{name}-bot{i}") for i in range(seats)]
         for i, token in enumerate(tokens[1:], start=1):
@@ -55,9 +55,12 @@ async def play_game(
     return record, events, requests
 
 
+@pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("name", sorted(all_games()))
-def test_full_match_over_grpc_replays_to_the_same_result(tmp_path: Path, name: str) -> None:
-    record, events, requests = asyncio.run(play_game(tmp_path, name, seed=3))
+def test_full_match_over_grpc_replays_to_the_same_result(
+    tmp_path: Path, name: str, transport: str
+) -> None:
+    record, events, requests = asyncio.run(play_game(tmp_path, name, seed=3, transport=transport))
     assert record.status == "finished", record.reason
     assert record.faults == []
     game = get_game(name)
@@ -91,9 +94,10 @@ def test_full_match_over_grpc_replays_to_the_same_result(tmp_path: Path, name: s
     assert started.game == name and [s.bot_name for s in started.seats] == record.seats
 
 
-def test_one_stream_serves_two_matches_at_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_one_stream_serves_two_matches_at_once(tmp_path: Path, transport: str) -> None:
     async def run() -> list[MatchRecord]:
-        async with Arena(log_dir=tmp_path) as arena:
+        async with Arena(log_dir=tmp_path, transport=transport) as arena:
             tokens = [arena.register(f"b{i}") for i in range(3)]
             for i, token in enumerate(tokens):
                 await arena.spawn(f"b{i}", RANDOM_BOT, token)

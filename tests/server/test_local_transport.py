@@ -9,7 +9,9 @@ to be refused with a fault while the server's memory stays bounded.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -270,3 +272,30 @@ def test_the_bridge_plays_a_perl_bot_over_the_local_transport(tmp_path: Path) ->
     record = asyncio.run(run())
     assert record.status == "finished", record.reason
     assert record.faults == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["tournament", "run", "knaves", "--bots", "a,b,c"],
+        ["tournament", "resume", "1"],
+        ["serve"],
+        ["bot", "test", "a", "--game", "knaves"],
+        ["compare", "a", "b", "--game", "knaves"],
+        ["demo"],
+    ],
+)
+def test_every_command_that_starts_managed_bots_refuses_an_unknown_transport(
+    tmp_path: Path, command: list[str]
+) -> None:
+    run = subprocess.run(
+        [PYTHON, "-m", "server.cli", *command, "--transport", "http"],
+        cwd=tmp_path,
+        env={**os.environ, "CARDSHARK_DB": f"sqlite:///{tmp_path / 't.db'}"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "unknown transport 'http'; allowed: local, grpc" in run.stderr
+    assert not (tmp_path / "t.db").exists() or command[0] != "tournament"
