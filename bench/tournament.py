@@ -1,6 +1,6 @@
 """Tournament throughput with storage and ratings on, and the fastest fair concurrency.
 
-Usage: python bench/tournament.py [--matches 1000] [--at C] [--sweep]
+Usage: python bench/tournament.py [--matches 1000] [--at C] [--transport T] [--sweep]
                                   [--concurrency 1,2,4,8,16,32] [--move-ms 20] [--json]
 The round robin: 16 managed copies of the deterministic Knaves example bot, sandboxed, enough
 tables for --matches matches (6 per table), at concurrency --at (default: what the cores
@@ -168,7 +168,7 @@ async def preflight(tmp: str, bots: int = 5) -> float:
 
 
 async def throughput(
-    matches: int, concurrency: int, move_ms: int | None, tmp: str
+    matches: int, concurrency: int, move_ms: int | None, tmp: str, transport: str | None = None
 ) -> dict[str, Any]:
     """One round robin of at least `matches` matches, stored and rated; its figures."""
     store = TimedStore(f"sqlite:///{tmp}/throughput.db")
@@ -184,8 +184,13 @@ async def throughput(
     def seen(p: Progress) -> None:
         voids[0] = p.load_voids
 
+    # The managed bots' transport: the arena's default unless one is named.
+    chosen: dict[str, Any] = {} if transport is None else {"transport": transport}
     arena = Arena(
-        f"{tmp}/logs", authenticate=database_authenticator(store), sandbox=SandboxPolicy()
+        f"{tmp}/logs",
+        authenticate=database_authenticator(store),
+        sandbox=SandboxPolicy(),
+        **chosen,
     )
     async with arena:
         store.reset()
@@ -204,6 +209,7 @@ async def throughput(
         for m in store.matches(tournament.id, include_voided=False)
     )
     figures = {
+        "transport": transport or "default",
         "matches": played,
         "concurrency": concurrency,
         "seconds": elapsed,
@@ -225,6 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--matches", type=int, default=1000, help="at least this many matches")
     parser.add_argument("--at", type=int, default=0, help="its concurrency (0: what fits)")
+    parser.add_argument("--transport", help="managed bots' transport (default: the arena's)")
     parser.add_argument("--sweep", action="store_true", help="the fairness sweep too")
     parser.add_argument("--concurrency", default="1,2,4,8,16,32", help="the sweep's levels")
     parser.add_argument("--move-ms", type=int, default=20, help="the sweep's move clock")
@@ -236,7 +243,7 @@ def main() -> None:
         parser.error(f"--matches {args.matches}: need at least 1")
     at = args.at or fitting_concurrency()
     with tempfile.TemporaryDirectory() as tmp:
-        summary = asyncio.run(throughput(args.matches, at, None, tmp))
+        summary = asyncio.run(throughput(args.matches, at, None, tmp, args.transport))
         print("round robin: done", file=sys.stderr, flush=True)
         if args.sweep:
             summary["sweep"] = sweep(args, tmp)
