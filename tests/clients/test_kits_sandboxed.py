@@ -1,5 +1,6 @@
 """The kits run inside the default sandbox: a Node bot, started by the server under bwrap,
-reads what its kit needs (the .proto files, its modules) and plays with no faults."""
+reads what its kit needs (the .proto files, its modules) and plays with no faults, over
+either transport (the local one has no referee socket in the sandbox at all)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from server.arena import TRANSPORTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +26,8 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_node_kit_plays_inside_the_sandbox(tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_the_node_kit_plays_inside_the_sandbox(tmp_path: Path, transport: str) -> None:
     node = shutil.which("node")
     assert node is not None, "node is installed by .ci/run"
     bot = f"{node} {ROOT / 'clients/node/examples/random_bot.js'}"
@@ -38,6 +44,8 @@ def test_the_node_kit_plays_inside_the_sandbox(tmp_path: Path) -> None:
         "bwrap",
         "--seed",
         "5",
+        "--transport",
+        transport,
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stdout + run.stderr
