@@ -22,11 +22,12 @@ from games.registry import all_games, get_game
 from server.replay import replay_json
 from server.transcript import seat_names
 from server.web_bot import rating_series
-from server.web_tournament import LISTED, MatchFilter, cross_table, match_rows, signed
+from server.web_live import Pulse, stream
+from server.web_tournament import LISTED, MatchFilter, live_json, match_rows, ranking_rows
 from tournaments.errors import NotFoundError
 from tournaments.models import MatchStatus
 from tournaments.standings import INTERVAL, summarise
-from tournaments.store import Store, web_queries
+from tournaments.store import Store, TournamentRows, web_queries
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -40,6 +41,8 @@ def make_app(store: Store) -> Starlette:
     """The web application over one store; its handlers are sync, so Starlette runs them
     in a thread pool and the referee's event loop never waits on the database."""
 
+    pulse = Pulse(lambda: web_queries.pulse(store))
+
     def page(request: Request, template: str, **context: Any) -> Response:
         return TEMPLATES.TemplateResponse(request, template, {"games": all_games(), **context})
 
@@ -47,13 +50,19 @@ def make_app(store: Store) -> Starlette:
         tournaments = [store.tournament_status(t.id or 0) for t in store.list_tournaments()]
         return page(request, "home.html", tournaments=tournaments[:RECENT])
 
-    def rankings(request: Request) -> Response:
+    def board(request: Request) -> dict[str, Any]:
         try:
-            game = get_game(request.path_params["game"])
+            game = get_game(request.path_params["game"]).spec
         except UnknownGameError as exc:
             raise HTTPException(404, str(exc)) from None
-        rows = store.rankings(game.spec.name)
-        return page(request, "rankings.html", game=game.spec, rows=rows)
+        return {"game": game, "rows": ranking_rows(store.rankings(game.name))}
+
+    def rankings(request: Request) -> Response:
+        return page(request, "rankings.html", **board(request))
+
+    def rankings_events(request: Request) -> Response:
+        name = board(request)["game"].name
+        return stream(pulse, lambda: {"rows": ranking_rows(store.rankings(name))}, "rankings")
 
     def bot(request: Request) -> Response:
         try:
@@ -77,11 +86,14 @@ def make_app(store: Store) -> Starlette:
             recent=web_queries.recent_matches(store, found.id, RECENT),
         )
 
-    def tournament(request: Request) -> Response:
+    def tournament_rows(request: Request) -> TournamentRows:
         try:
-            rows = web_queries.tournament_rows(store, int(request.path_params["tournament"]))
+            return web_queries.tournament_rows(store, int(request.path_params["tournament"]))
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
+
+    def tournament(request: Request) -> Response:
+        rows = tournament_rows(request)
         result = summarise(rows)
         filters = MatchFilter.from_query(request.query_params)
         names = {b.id: b.name for b in rows.entrants if b.id is not None}
@@ -92,13 +104,23 @@ def make_app(store: Store) -> Starlette:
             t=rows.tournament,
             game=get_game(rows.tournament.game).spec,
             result=result,
-            cross=cross_table(result),
+            live=live_json(result),
             interval=INTERVAL,
-            signed=signed,
             filters=filters,
             statuses=[s.value for s in MatchStatus],
             listed=matching[:LISTED],
             matching=len(matching),
+        )
+
+    def tournament_json(request: Request) -> Response:
+        return JSONResponse(summarise(tournament_rows(request)).to_json())
+
+    def tournament_events(request: Request) -> Response:
+        tid = tournament_rows(request).tournament.id or 0
+        return stream(
+            pulse,
+            lambda: live_json(summarise(web_queries.tournament_rows(store, tid))),
+            "tournament",
         )
 
     def match(request: Request) -> Response:
@@ -160,6 +182,9 @@ def make_app(store: Store) -> Starlette:
         Route("/rankings/{game}", rankings),
         Route("/bots/{name}", bot),
         Route("/tournaments/{tournament:int}", tournament),
+        Route("/api/tournaments/{tournament:int}", tournament_json),
+        Route("/api/tournaments/{tournament:int}/events", tournament_events),
+        Route("/api/rankings/{game}/events", rankings_events),
         Route("/matches/{match:int}", match),
         Route("/api/matches/{match:int}/replay", replay),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -3,12 +3,13 @@ with its filters, and each seat's score, faults and forfeit on the bot that made
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tournaments.models import Match, MatchStatus
 from tournaments.standings import Estimate, TournamentResult
+from tournaments.store import RankingRow
 
 LISTED = 300  # matches shown at once; the filters narrow the rest down
 
@@ -101,3 +102,88 @@ def cross_table(result: TournamentResult) -> list[tuple[str, list[Estimate | Non
 def signed(value: float | None) -> str:
     """A number with its sign and two decimals, a dash for none."""
     return "–" if value is None else f"{value:+.2f}".replace("-", "−")
+
+
+def _fixed(value: float | None, digits: int) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def standing_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """The standings as the page shows them: every cell already formatted (the live page
+    writes the same strings)."""
+    rows = []
+    for rank, s in enumerate(result.standings, 1):
+        rating = "–"
+        if s.before is not None and s.after is not None:
+            rating = f"{s.before.mu:.2f} → {s.after.mu:.2f}"
+        rows.append(
+            {
+                "bot": s.bot,
+                "retired": s.retired,
+                "cells": [
+                    str(rank),
+                    s.bot,
+                    str(s.matches),
+                    _fixed(s.mean, 2),
+                    f"{s.total:g}",
+                    " / ".join(str(p) for p in s.places),
+                    str(s.faults),
+                    str(s.forfeits),
+                    rating,
+                    _fixed(result.p_above_next(s.bot_id), 3),
+                ],
+            }
+        )
+    return rows
+
+
+def cross_rows(result: TournamentResult) -> list[dict[str, Any]]:
+    """The cross-table as the page shows it: per row bot, per column a mean and an interval
+    (None on the diagonal)."""
+    return [
+        {
+            "bot": bot,
+            "cells": [
+                None
+                if e is None
+                else {
+                    "mean": signed(e.mean),
+                    "interval": None if e.low is None else f"[{signed(e.low)}, {signed(e.high)}]",
+                    "n": e.n,
+                }
+                for e in cells
+            ],
+        }
+        for bot, cells in cross_table(result)
+    ]
+
+
+def live_json(result: TournamentResult) -> dict[str, Any]:
+    """What a tournament page updates live: status, progress, standings and cross-table."""
+    return {
+        "status": result.tournament.status,
+        "finished": result.finished,
+        "scheduled": result.scheduled,
+        "standings": standing_rows(result),
+        "cross": cross_rows(result),
+    }
+
+
+def ranking_rows(rows: Sequence[RankingRow]) -> list[dict[str, Any]]:
+    """A leaderboard as the page shows it, every number formatted (the live page writes the
+    same strings)."""
+    return [
+        {
+            "rank": r.rank,
+            "bot": r.bot,
+            "cells": [
+                f"{r.mu:.2f}",
+                f"{r.sigma:.2f}",
+                f"{r.conservative:.2f}",
+                str(r.matches),
+                f"{r.mean_score:.2f}",
+                str(r.faults),
+            ],
+        }
+        for r in rows
+    ]

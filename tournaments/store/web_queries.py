@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy.orm import defer
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from tournaments.errors import UnknownTournamentError
 from tournaments.models import (
@@ -116,3 +116,16 @@ def recent_matches(store: StoreBase, bot_id: int, limit: int) -> list[RecentMatc
         )
         for seat, match, game in rows
     ]
+
+
+def pulse(store: StoreBase) -> tuple[tuple[str, int], ...]:
+    """A cheap fingerprint of everything the live pages show: match and tournament counts by
+    status (a finished match or a tournament's new status changes it)."""
+    with Session(store.engine) as session:
+        matches = session.exec(select(Match.status, func.count()).group_by(col(Match.status))).all()
+        tournaments = session.exec(
+            select(Tournament.status, func.count()).group_by(col(Tournament.status))
+        ).all()
+    return tuple(sorted((f"match:{s}", int(n)) for s, n in matches)) + tuple(
+        sorted((f"tournament:{s}", int(n)) for s, n in tournaments)
+    )
