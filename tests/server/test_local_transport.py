@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import socket
 import subprocess
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from games.registry import get_game
 from server import service
 from server.arena import Arena, check_transport
 from server.limits import MAX_MESSAGE_BYTES
-from server.local_transport import FrameError, frame, split_frames
+from server.local_transport import FD3_LAUNCHER, FrameError, frame, split_frames
 from server.records import ClockSettings, MatchRecord
 from server.sandbox import SandboxPolicy, unavailable_reason
 from tests.server.conftest import HOSTILE_BOT, PYTHON, RANDOM_BOT, ROOT, TRANSPORTS
@@ -299,3 +300,72 @@ def test_every_command_that_starts_managed_bots_refuses_an_unknown_transport(
     assert run.returncode == 2, run.stdout + run.stderr
     assert "unknown transport 'http'; allowed: local, grpc" in run.stderr
     assert not (tmp_path / "t.db").exists() or command[0] != "tournament"
+
+
+# --- the Python SDK on fd 3, driven by hand ---------------------------------------------
+
+SDK_LOST = "cardshark: the server closed fd:3 without a Goodbye; stopping"
+
+
+def sdk_bot(tmp_path: Path) -> tuple[socket.socket, subprocess.Popen[str]]:
+    """The Python random bot with its end of a socket pair on fd 3, and the test's end."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours.settimeout(20)
+    env = dict(os.environ, CARDSHARK_SERVER="fd:3", CARDSHARK_TOKEN="tok")
+    with theirs:
+        process = subprocess.Popen(
+            [*FD3_LAUNCHER, *RANDOM_BOT],
+            stdin=theirs.fileno(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+    return ours, process
+
+
+def read_frame(sock: socket.socket) -> pb.BotMessage | None:
+    data = b""
+    while True:
+        frames, used = split_frames(data)
+        if frames:
+            return pb.BotMessage.FromString(frames[0])
+        chunk = sock.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+
+
+@pytest.mark.parametrize("ending", ["goodbye", "closed", "before_welcome"])
+def test_the_python_sdk_on_fd3_ends_as_the_other_kits_do(tmp_path: Path, ending: str) -> None:
+    sock, process = sdk_bot(tmp_path)
+    with sock:
+        hello = read_frame(sock)
+        assert hello is not None and hello.hello.token == "tok"
+        if ending != "before_welcome":
+            welcome = pb.Welcome(bot_name="random", protocol_version=1, server_version="t")
+            sock.sendall(frame(pb.RefereeMessage(welcome=welcome).SerializeToString()))
+            request = pb.DecisionRequest(request_id=7, legal_actions=[pb.Action(id="a")])
+            sock.sendall(frame(pb.RefereeMessage(request=request).SerializeToString()))
+            answer = read_frame(sock)
+            assert answer is not None and answer.decision.request_id == 7
+            assert answer.decision.action_id == "a"
+        if ending == "goodbye":
+            bye = pb.Goodbye(reason="tournament finished")
+            sock.sendall(frame(pb.RefereeMessage(goodbye=bye).SerializeToString()))
+            assert read_frame(sock) is None  # it closes its end
+        sock.shutdown(socket.SHUT_RDWR)
+    _, err = process.communicate(timeout=20)
+    lines = [line for line in err.splitlines() if line.strip()]
+    expected = {
+        "goodbye": (0, ["cardshark: tournament finished; nothing more to play"]),
+        "closed": (1, [SDK_LOST]),
+        "before_welcome": (
+            2,
+            [
+                "refused by fd:3: the server closed descriptor 3 without a Welcome "
+                "(refused: its log says why)"
+            ],
+        ),
+    }[ending]
+    assert (process.returncode, lines) == expected

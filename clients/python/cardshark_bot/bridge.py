@@ -4,8 +4,10 @@
 
 The bridge dials the server like any bot (CARDSHARK_SERVER / CARDSHARK_TOKEN, or the flags;
 HOST:PORT or unix:/PATH; with --tls-ca CA or CARDSHARK_TLS_CA over TLS, plus --tls-cert and
---tls-key for mutual TLS), starts COMMAND, and speaks with it one JSON object per line
-(protobuf's JSON mapping with the .proto field names):
+--tls-key for mutual TLS; or fd:N, the local transport of a bridge the server started as a
+managed bot: frames on descriptor N, which the bot process does not inherit), starts
+COMMAND, and speaks with it one JSON object per line (protobuf's JSON mapping with the .proto
+field names):
 
 - to the bot's stdin: every RefereeMessage the server sends, requests and events alike, e.g.
   ``{"request": {"request_id": 5, "legal_actions": [{"id": "play:QH", ...}], ...}}`` or
@@ -257,6 +259,9 @@ async def bridge(
             return 2
         except Exception as err:  # one line, never a traceback
             _say(f"stopped by an error: {type(err).__name__}: {err}")
+            return 1
+        if client.lost:  # fd:N ended without a Goodbye: there is no reconnecting
+            _say(f"{client.lost} without a Goodbye; stopping")
             return 1
         return 0
     finally:

@@ -42,6 +42,11 @@ Pem = bytes | str | os.PathLike[str]  # PEM bytes, or the path of a PEM file
 Emit = Callable[[pb.BotMessage], object]  # sends a message on the current stream
 
 
+def lost_line(why: str) -> str:
+    """The one line a kit prints when its local connection ends without a Goodbye."""
+    return f"cardshark: {why} without a Goodbye; stopping"
+
+
 def goodbye_line(reason: str) -> str:
     """The one line a kit prints when the server says Goodbye."""
     said = " ".join(reason.split()) or "the server said goodbye"
@@ -115,6 +120,7 @@ class BotClient:
         self.reconnect_s = reconnect_s
         self.welcome: pb.Welcome | None = None
         self.goodbye: pb.Goodbye | None = None  # set when the server said it: run() returns
+        self.lost = ""  # over fd:N, why the connection ended without a Goodbye (run() returns)
         self._emit: Emit | None = None  # how the current stream sends, while there is one
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -200,7 +206,7 @@ class BotClient:
             link.send(self._hello())
             await link.done
         except FrameError as err:
-            log.info("local connection broken: %s", err)
+            self.lost = f"the server sent bytes that are not frames on fd:{fd} ({err})"
         finally:
             self._emit = None
             self._cancel_tasks()
@@ -209,8 +215,8 @@ class BotClient:
             raise BotRefused(
                 f"the server closed descriptor {fd} without a Welcome (refused: its log says why)"
             )
-        if self.goodbye is None:
-            log.info("local connection closed by the server")
+        if self.goodbye is None and not self.lost:
+            self.lost = f"the server closed fd:{fd}"
 
     async def _serve_once(self) -> None:
         outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
@@ -273,7 +279,8 @@ def run(
     """Run a bot from the command line: --server/--token or CARDSHARK_SERVER/CARDSHARK_TOKEN.
 
     Returns once the server says Goodbye, after printing one line saying so to stderr (the
-    bot exits 0); exits 2 if the server refuses the bot.
+    bot exits 0); exits 2 if the server refuses the bot, and 1 (with one line) when a local
+    connection (fd:N) ends without a Goodbye.
     """
     parser = argparse.ArgumentParser(description=f"cardshark bot {name}".strip())
     parser.add_argument("--server", default=os.environ.get("CARDSHARK_SERVER", DEFAULT_SERVER))
@@ -305,6 +312,9 @@ def run(
         pass
     if client.goodbye is not None:
         print(goodbye_line(client.goodbye.reason), file=sys.stderr, flush=True)
+    elif client.lost:  # the local transport's end without a Goodbye: no reconnecting
+        print(lost_line(client.lost), file=sys.stderr, flush=True)
+        raise SystemExit(1)
 
 
 def add_tls_arguments(parser: argparse.ArgumentParser) -> None:
