@@ -1,4 +1,5 @@
-"""The Node and C++ kits speak the local transport: frames on an inherited fd 3.
+"""Every kit (Python, Node, C++, Perl through the stdio bridge) speaks the local transport:
+frames on an inherited fd 3.
 
 First with the test as the server: each kit's example bot is started as the server starts a
 managed bot (one end of a socket pair on its descriptor 3, CARDSHARK_SERVER=fd:3); the test
@@ -35,9 +36,17 @@ from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS, LocalSession
 from server.protocol import decision_request
 from server.records import ClockSettings, MatchRecord
 from server.sandbox import NO_SANDBOX, SandboxPolicy
-from tests.clients.kits import CPP_DIR, NODE_DIR, PYTHON, ROOT, ensure_cpp, ensure_node
+from tests.clients.kits import KITS, PYTHON, ROOT, kit_commands
 
-LOCAL_KITS = ["node", "cpp"]
+NAMES = {
+    "python": "random",
+    "node": "random-js",
+    "cpp": "random-cpp",
+    "perl-bridge": "perl random_bot.pl",
+}
+REFUSED = (
+    "refused by fd:3: the server closed descriptor 3 without a Welcome (refused: its log says why)"
+)
 TOKEN = "local-token"
 FINISHED = "cardshark: tournament finished; nothing more to play"
 LOST = "cardshark: the server closed fd:3 without a Goodbye; stopping"
@@ -48,13 +57,10 @@ CLOCK = ClockSettings(move_ms=5000, no_show_s=30)  # generous: the machine is sm
 SANDBOXES = {"unsandboxed": NO_SANDBOX, "bwrap": SandboxPolicy("bwrap")}
 
 
-def kit_command(kit: str) -> list[str]:
-    """The kit's example bot (random legal actions), built first."""
-    if kit == "node":
-        ensure_node()
-        return ["node", str(NODE_DIR / "examples" / "random_bot.js")]
-    ensure_cpp()
-    return [str(CPP_DIR / "build" / "random_bot")]
+@pytest.fixture(scope="module")
+def commands() -> dict[str, list[str]]:
+    """The command of each kit's example bot (random legal actions), built first."""
+    return kit_commands()
 
 
 class FrameSocket:
@@ -88,15 +94,17 @@ class FrameSocket:
         self.sock.sendall(_VarintBytes(len(data)) + data)
 
 
-@pytest.fixture(params=LOCAL_KITS)
+@pytest.fixture(params=KITS)
 def kit(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
-def bot(kit: str) -> Iterator[tuple[FrameSocket, subprocess.Popen[str]]]:
+def bot(
+    kit: str, commands: dict[str, list[str]]
+) -> Iterator[tuple[FrameSocket, subprocess.Popen[str]]]:
     """The kit's bot started with its end of a socket pair as fd 3, and the test's end."""
-    command = kit_command(kit)
+    command = commands[kit]
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     ours.settimeout(WAIT_S)
     env = dict(os.environ, CARDSHARK_SERVER=SERVER_ADDRESS, CARDSHARK_TOKEN=TOKEN)
@@ -119,6 +127,13 @@ def bot(kit: str) -> Iterator[tuple[FrameSocket, subprocess.Popen[str]]]:
         process.communicate()
 
 
+def said(kit: str, line: str) -> str:
+    """line as the kit prints it: the bridge names itself on every line but the Goodbye's."""
+    if kit == "perl-bridge":
+        return "cardshark bridge: " + line.removeprefix("cardshark: ")
+    return line
+
+
 def finish(process: subprocess.Popen[str]) -> tuple[int, list[str]]:
     """The bot's exit status and its stderr's non-blank lines."""
     _, err = process.communicate(timeout=WAIT_S)
@@ -130,7 +145,7 @@ def welcome(frames: FrameSocket, kit: str) -> None:
     assert hello is not None and hello.WhichOneof("kind") == "hello", hello
     assert hello.hello.token == TOKEN
     assert hello.hello.protocol_version == 1
-    assert hello.hello.bot_name == {"node": "random-js", "cpp": "random-cpp"}[kit]
+    assert hello.hello.bot_name == NAMES[kit]
     frames.send(
         pb.RefereeMessage(
             welcome=pb.Welcome(bot_name="b", protocol_version=1, server_version="test")
@@ -189,7 +204,7 @@ def test_a_kit_whose_server_closes_the_socket_exits_1_with_a_line(
     welcome(frames, kit)
     frames.sock.shutdown(socket.SHUT_RDWR)
     code, lines = finish(process)
-    assert (code, lines) == (1, [LOST])
+    assert (code, lines) == (1, [said(kit, LOST)])
 
 
 def test_a_kit_closed_before_its_welcome_is_refused(
@@ -200,11 +215,7 @@ def test_a_kit_closed_before_its_welcome_is_refused(
     assert hello is not None and hello.hello.token == TOKEN
     frames.sock.shutdown(socket.SHUT_RDWR)
     code, lines = finish(process)
-    assert code == 2
-    assert lines == [
-        "refused by fd:3: the server closed descriptor 3 without a Welcome "
-        "(refused: its log says why)"
-    ]
+    assert (code, lines) == (2, [said(kit, REFUSED)])
 
 
 async def arena_match(
@@ -228,10 +239,10 @@ async def arena_match(
 
 @pytest.mark.parametrize("sandbox", list(SANDBOXES))
 def test_a_kit_plays_an_arena_match_over_the_local_transport(
-    tmp_path: Path, kit: str, sandbox: str
+    tmp_path: Path, kit: str, sandbox: str, commands: dict[str, list[str]]
 ) -> None:
     record, session, code, log = asyncio.run(
-        arena_match(tmp_path, kit_command(kit), SANDBOXES[sandbox])
+        arena_match(tmp_path, commands[kit], SANDBOXES[sandbox])
     )
     assert record.status == "finished", f"{record.reason}\n{log}"
     assert record.faults == [] and not any(record.forfeited), (record.faults, log)
