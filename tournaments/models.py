@@ -216,3 +216,18 @@ class RatingHistory(SQLModel, table=True):
     sigma_before: float = Field(sa_type=Double)
     mu_after: float = Field(sa_type=Double)
     sigma_after: float = Field(sa_type=Double)
+
+
+class StagedResult(SQLModel, table=True):
+    """A match a worker finished, waiting until every earlier match is recorded (then it is
+    recorded and rated, and this row deleted): ratings follow the schedule, not the finish."""
+
+    __tablename__ = "staged_results"
+
+    match_id: int = Field(foreign_key="matches.id", primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    schedule_index: int
+    outcomes: list[list[float]] = Field(sa_type=JSON)  # per seat: score, faults, forfeited
+    record: dict[str, Any] | None = Field(default=None, sa_type=JSON)
+    worker: str = Field(default="")
+    staged: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)

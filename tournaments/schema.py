@@ -66,9 +66,7 @@ def _known(revision: str) -> bool:
     return any(script.revision == revision for script in scripts().walk_revisions())
 
 
-def upgrade(
-    connection: Connection, shown_url: str, target: str = "head"
-) -> tuple[str | None, str]:
+def upgrade(connection: Connection, shown_url: str, target: str = "head") -> tuple[str | None, str]:
     """Bring the database to the target revision; returns (revision before, revision after)."""
     newest = head() if target == "head" else target
     if is_empty(connection) and target == "head":

@@ -27,6 +27,7 @@ from server.cli.rankings import rankings, ratings_app
 from server.cli.serve import serve
 from server.cli.tournament_show import tournament_show
 from server.cli.tournaments import tournament_app
+from server.cli.worker import tournament_create, worker
 
 app = typer.Typer(
     help="cardshark: a tournament server for card-game bots.",
@@ -38,6 +39,7 @@ app = typer.Typer(
 bot_app.command("test")(bot_test)
 bot_app.command("show")(bot_show)
 tournament_app.command("show")(tournament_show)
+tournament_app.command("create")(tournament_create)
 match_app.command("list")(match_list)
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
@@ -49,6 +51,7 @@ app.command("rankings")(rankings)
 app.command("serve")(serve)
 app.command("demo")(demo)
 app.command("compare")(compare)
+app.command("worker")(worker)
 
 
 @app.command(

@@ -1,8 +1,9 @@
 """Storage operations: bots, tournaments with their schedules, results, ratings and queries.
 
 One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
-bots, tournaments (with schedules), matches (with results), ratings, read-only queries, and
-rounds (a tournament's confidence goal and the rounds appended to reach it).
+bots, tournaments (with schedules), matches (with results), ratings, read-only queries,
+rounds (a tournament's confidence goal and the rounds appended to reach it), and staging
+(workers' results, recorded in schedule order).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tournaments.store.queries import (
 )
 from tournaments.store.ratings import RankingRow, RatingStore
 from tournaments.store.rounds import RoundStore
+from tournaments.store.staging import StagingStore
 from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
 
 __all__ = [
@@ -48,5 +50,7 @@ __all__ = [
 ]
 
 
-class Store(BotStore, TournamentStore, MatchStore, RatingStore, QueryStore, RoundStore):
+class Store(
+    BotStore, TournamentStore, StagingStore, MatchStore, RatingStore, QueryStore, RoundStore
+):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""

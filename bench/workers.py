@@ -1,0 +1,156 @@
+"""Matches per second with 1 and 2 `cardshark worker` processes on the same tournament, the
+ratio, and procrastinate's overhead per job.
+
+    .venv/bin/python bench/workers.py [--server postgresql+psycopg://USER@HOST:PORT]
+
+Without --server a throwaway PostgreSQL is started from Debian's binaries (as the tests do).
+Each run gets a fresh database: the same 5 light house bots, the same 60-match Knaves
+tournament (seed 1), queued by `tournament create` and played by N workers started with
+--until-empty. matches/s is counted from the first match's start to the last one's finish,
+as stored. The queue overhead is procrastinate alone: no-op jobs deferred and run by one
+worker in this process, wall time per job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import procrastinate
+import psycopg
+from procrastinate.types import JSONDict
+
+from server.worker import conninfo
+from tournaments.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+BOTS = ",".join(f"house:knaves:noise={n}" for n in ("0", "0.25", "0.5", "0.75", "1"))
+
+
+@contextmanager
+def postgres() -> Iterator[str]:
+    """A throwaway PostgreSQL server; yields its base URL."""
+    bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+    if not bindirs:
+        sys.exit("no PostgreSQL binaries: apt-get install postgresql, or give --server")
+    bindir = bindirs[0]
+    root = Path(tempfile.mkdtemp(prefix="cardshark-bench-pg-"))
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        user = pwd.getpwnam("postgres")
+        os.chown(root, user.pw_uid, user.pw_gid)
+        prefix = ["runuser", "-u", "postgres", "--"]
+    data = root / "data"
+    subprocess.run(
+        [*prefix, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"],
+        check=True,
+        capture_output=True,
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = f"-h 127.0.0.1 -p {port} -k {root} -c max_connections=200"
+    ctl = [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log")]
+    subprocess.run([*ctl, "-w", "-o", options, "start"], check=True, capture_output=True)
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
+    finally:
+        subprocess.run([*ctl, "-m", "fast", "-w", "stop"], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_database(server: str) -> str:
+    name = f"bench_{uuid.uuid4().hex[:12]}"
+    admin = server.replace("postgresql+psycopg://", "postgresql://", 1) + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"
+
+
+def cardshark(*args: str) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", *args], cwd=ROOT, capture_output=True, text=True
+    )
+    if run.returncode != 0:
+        sys.exit(f"cardshark {' '.join(args)} failed:\n{run.stdout}{run.stderr}")
+    return run
+
+
+def matches_per_second(server: str, workers: int, logs: Path) -> tuple[float, int]:
+    db = fresh_database(server)
+    create = ("tournament", "create", "knaves", "--bots", BOTS, "--seed", "1")
+    cardshark(*create, "--move-ms", "5000", "--db", db)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "worker", "--db", db, "--until-empty"]
+            + ["--name", f"bench{n}", "--log-dir", str(logs)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+        )
+        for n in range(workers)
+    ]
+    for proc in procs:
+        if proc.wait() != 0:
+            sys.exit(f"a worker exited with {proc.returncode}")
+    with Store(db) as store:
+        (tournament,) = store.list_tournaments()
+        assert tournament.id is not None
+        played = [m for m in store.matches(tournament.id) if m.status == "finished"]
+    starts = [m.started for m in played if m.started is not None]
+    ends = [m.finished for m in played if m.finished is not None]
+    seconds = (max(ends) - min(starts)).total_seconds()
+    return len(played) / seconds, len(played)
+
+
+async def noop(n: int) -> None:
+    """A job that does nothing: what is left is the queue's own cost."""
+
+
+async def queue_overhead_ms(server: str, jobs: int) -> float:
+    db = fresh_database(server)
+    Store(db).close()
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(db)))
+    task = app.task(name="bench:noop", queue="bench")(noop)
+    async with app.open_async():
+        await app.schema_manager.apply_schema_async()
+        batch: list[JSONDict] = [{"n": n} for n in range(jobs)]
+        await task.batch_defer_async(*batch)
+        began = time.perf_counter()
+        await app.run_worker_async(
+            queues=["bench"], wait=False, concurrency=1, delete_jobs="successful"
+        )
+        return (time.perf_counter() - began) * 1000 / jobs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", help="PostgreSQL base URL (default: start a throwaway one)")
+    parser.add_argument("--jobs", type=int, default=500, help="no-op jobs for the overhead")
+    args = parser.parse_args()
+    with (
+        tempfile.TemporaryDirectory() as logs,
+        contextmanager(lambda: iter([args.server]))() if args.server else postgres() as server,
+    ):
+        one, count = matches_per_second(server, 1, Path(logs))
+        print(f"1 worker:  {one:6.2f} matches/s ({count} matches)")
+        two, count = matches_per_second(server, 2, Path(logs))
+        print(f"2 workers: {two:6.2f} matches/s ({count} matches)")
+        print(f"ratio:     {two / one:6.2f}x on {os.cpu_count()} cores")
+        overhead = asyncio.run(queue_overhead_ms(server, args.jobs))
+        print(f"queue overhead: {overhead:.2f} ms per job (procrastinate fetch and finish)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""`cardshark worker` and `cardshark tournament create`: matches played by workers.
+
+server.worker is imported where it is used: procrastinate needs psycopg, which only the
+`postgres` extra installs, and the rest of the command must work without it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from server.cli.common import (
+    BotCpuOption,
+    BotMemoryOption,
+    BotPidsOption,
+    DbOption,
+    SandboxOption,
+    check_sandbox_kind,
+    clear_errors,
+    console,
+    fail,
+    open_store,
+    parse_options,
+    sandbox_policy,
+)
+from server.house import resolve_names
+
+
+def worker(
+    db: DbOption = None,
+    name: Annotated[str | None, typer.Option(help="Worker name (default: HOST-PID).")] = None,
+    log_dir: Annotated[Path, typer.Option(help="Where bot logs go.")] = Path("logs"),
+    heartbeat: Annotated[
+        float, typer.Option(min=0.1, help="Seconds between this worker's heartbeats.")
+    ] = 10.0,
+    stalled_after: Annotated[
+        float,
+        typer.Option(
+            min=0.2, help="A worker silent this many seconds is dead: its match is replayed."
+        ),
+    ] = 30.0,
+    until_empty: Annotated[
+        bool, typer.Option(help="Stop when no match is left in the queue.")
+    ] = False,
+    sandbox: SandboxOption = "bwrap",
+    bot_memory: BotMemoryOption = 1024,
+    bot_cpu: BotCpuOption = 0,
+    bot_pids: BotPidsOption = 64,
+) -> None:
+    """Play queued matches of any tournament in a shared PostgreSQL database, with managed
+    bots started here; SIGTERM finishes the match in play, then stops."""
+    from server.worker import WorkerSettings, default_name, make_app, run_worker
+
+    check_sandbox_kind(sandbox)
+    if stalled_after <= heartbeat:
+        fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
+    with open_store(db) as store:  # the schema check, and a clear line for a bad URL
+        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        url = store.engine.url.render_as_string(hide_password=False)
+    settings = WorkerSettings(
+        name or default_name(), log_dir, heartbeat, stalled_after, until_empty=until_empty
+    )
+    with clear_errors():
+        make_app(url)  # refuses a URL that is not PostgreSQL, in one line
+        played = asyncio.run(run_worker(url, settings, policy))
+    console.print(f"worker {settings.name}: {played} matches played", highlight=False)
+
+
+def tournament_create(
+    game: str,
+    bots: Annotated[str, typer.Option(help="Comma-separated bot names (at least the seat count).")],
+    rounds: Annotated[
+        int, typer.Option(min=1, help="Repeat the round robin with fresh seeds.")
+    ] = 1,
+    tables: Annotated[
+        int | None, typer.Option(min=1, help="Play a balanced subset of N tables.")
+    ] = None,
+    move_ms: Annotated[
+        int | None, typer.Option(min=1, help="Time per move (game default).")
+    ] = None,
+    bank_ms: Annotated[int, typer.Option(min=0, help="Time bank per seat per match.")] = 0,
+    seats: Annotated[int | None, typer.Option(help="Seat count, for games with several.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="Game option NAME=VALUE (repeatable).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
+    gauntlet: Annotated[
+        bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Store a tournament and its schedule; on PostgreSQL queue every match for
+    `cardshark worker` processes (elsewhere: play it with `tournament resume ID`)."""
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    with open_store(db, create=True) as store:
+        names = resolve_names(store, names)
+        shared = store.engine.dialect.name == "postgresql"
+        remote = [b.name for b in store.list_bots() if b.name in names and not b.command]
+        if shared and remote:
+            fail(
+                f"bot {remote[0]!r} is remote (no --command): workers start only managed bots; "
+                "play this tournament where it connects, with `tournament run --port`"
+            )
+        tournament = store.create_tournament(
+            game,
+            names,
+            seats=seats,
+            options=parse_options(option or []),
+            rounds=rounds,
+            tables=tables,
+            seed=seed,
+            clock_ms=move_ms,
+            bank_ms=bank_ms,
+            format="gauntlet" if gauntlet else "round_robin",
+        )
+        tid = tournament.id
+        assert tid is not None
+        indices = [m.schedule_index for m in store.pending_matches(tid)]
+        url = store.engine.url.render_as_string(hide_password=False)
+    console.print(f"tournament {tid}: {game}, {len(names)} bots, {len(indices)} matches")
+    if not shared:
+        console.print(f"play it with: cardshark tournament resume {tid}")
+        return
+    with clear_errors():
+        queued = asyncio.run(_queue(url, tid, indices))
+    console.print(f"queued {queued} matches for `cardshark worker --db …`", highlight=False)
+
+
+async def _queue(url: str, tournament_id: int, indices: list[int]) -> int:
+    from server.worker import ensure_queue_schema, make_app, queue_matches
+
+    app = make_app(url)
+    async with app.open_async():
+        await ensure_queue_schema(app)
+        return await queue_matches(app, tournament_id, indices)

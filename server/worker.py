@@ -1,0 +1,216 @@
+"""Referee workers: procrastinate jobs, one per scheduled match, played on any machine.
+
+Why procrastinate and how failures are handled: docs/scaling.md. A job names a match by
+(tournament, schedule index), never by row id, so a retried job plays the current attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import procrastinate
+from procrastinate.exceptions import ProcrastinateException
+from procrastinate.types import JSONDict
+from sqlalchemy.engine import make_url
+
+from server.arena import Arena
+from server.bots import ManagedBot
+from server.hub import BotIdentity
+from server.preflight import BotToStart, start_managed
+from server.records import ClockSettings
+from server.sandbox import SandboxPolicy
+from server.tournament_runner import database_authenticator, identity_for, play_until_not_voided
+from tournaments.db import parse_url, safe_url
+from tournaments.errors import DatabaseUrlError, TournamentError
+from tournaments.models import MatchStatus
+from tournaments.ratings import SeatOutcome
+from tournaments.store import Store
+
+QUEUE = "matches"
+TASK = "cardshark:play_match"
+MAX_ATTEMPTS = 5  # a job that fails (not stalls) this often stays failed, visible in the queue
+WORKER_LOST = "worker lost: its job was found stalled (no heartbeat) and given to another"
+
+def conninfo(url: str | None) -> str:
+    """The libpq connection string of a PostgreSQL URL; DatabaseUrlError for any other."""
+    parsed = parse_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        raise DatabaseUrlError(
+            safe_url(parsed), "workers share a PostgreSQL database; give postgresql://…"
+        )
+    return make_url(parsed).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def make_app(url: str | None) -> procrastinate.App:
+    """The task queue on the database at url (its tables are made by `ensure_queue_schema`)."""
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
+    retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=2)
+    app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)(play_match)
+    return app
+
+
+async def ensure_queue_schema(app: procrastinate.App) -> None:
+    """Create procrastinate's tables once; concurrent callers wait on an advisory lock."""
+    connector = app.connector
+    assert isinstance(connector, procrastinate.PsycopgConnector)
+    async with connector.pool.connection() as conn, conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock(1886548845)")  # "proc"
+        cursor = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NULL AS absent")
+        row = await cursor.fetchone()
+        if row is not None and row[0]:
+            await conn.execute(procrastinate.schema.SchemaManager.get_schema())
+
+
+async def queue_matches(app: procrastinate.App, tournament_id: int, indices: list[int]) -> int:
+    """Defer one job per schedule index; returns how many were deferred."""
+    if not indices:
+        return 0
+    task = app.tasks[TASK]
+    jobs: list[JSONDict] = [{"tournament_id": tournament_id, "schedule_index": i} for i in indices]
+    await task.configure(queue=QUEUE).batch_defer_async(*jobs)
+    return len(jobs)
+
+
+@dataclass
+class MatchPlayer:
+    """One worker's means to play: the store, a local referee, the managed bots it started."""
+
+    store: Store
+    arena: Arena
+    log_dir: Path
+    name: str
+    bots: dict[int, ManagedBot] = field(default_factory=dict)
+    played: int = 0
+
+    async def play(self, tournament_id: int, schedule_index: int) -> None:
+        """Play the match's current attempt unless it is done, stage it, commit in order."""
+        store = self.store
+        match = await asyncio.to_thread(store.current_attempt, tournament_id, schedule_index)
+        assert match.id is not None
+        if match.status == MatchStatus.FINISHED.value or await asyncio.to_thread(
+            store.is_staged, match.id
+        ):
+            await asyncio.to_thread(store.commit_staged, tournament_id)
+            return
+        if match.status == MatchStatus.RUNNING.value:
+            # Only a job that procrastinate retried finds its match running: the worker that
+            # held it stopped (kill -9, lost machine). Its attempt is void, never rated.
+            match = await asyncio.to_thread(store.void_match, match.id, WORKER_LOST)
+        tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
+        clock = ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
+        identities = await self._seat(tournament_id, match.seats, clock)
+        record = await play_until_not_voided(
+            store, self.arena, match, identities, clock, tournament=tournament
+        )
+        outcomes = [
+            SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
+            for seat, score in enumerate(record.scores)
+        ]
+        await asyncio.to_thread(
+            store.stage, int(record.match_id), outcomes, record.to_json(), self.name
+        )
+        self.played += 1
+        await asyncio.to_thread(store.commit_staged, tournament_id)
+
+    async def _seat(
+        self, tournament_id: int, seats: list[int], clock: ClockSettings
+    ) -> dict[int, BotIdentity]:
+        """Identities of the seated bots, each managed one started here unless it runs."""
+        bots = {
+            b.id: b for b in await asyncio.to_thread(self.store.tournament_entrants, tournament_id)
+        }
+        wanted = [
+            BotToStart(bots[b].name, str(b), bots[b].command or "")
+            for b in dict.fromkeys(seats)
+            if bots[b].command and not (b in self.bots and self.bots[b].running())
+        ]
+        if wanted:
+            logs = self.log_dir / f"worker-{self.name}"
+            started = await start_managed(self.arena, wanted, clock.no_show_s, logs)
+            ids = {w.name: int(w.bot_id) for w in wanted}
+            for bot in started.started:
+                self.bots[ids[bot.name]] = bot
+            for failure in started.failures:
+                if failure.server_fault:
+                    raise TournamentError(failure.message())
+                assert self.arena.running is not None
+                self.arena.running.hub.mark_gone(failure.bot_id, failure.reason)
+        return {b: identity_for(b, bots[b].name) for b in seats}
+
+
+async def retry_stalled(app: procrastinate.App, every_s: float, stalled_s: float) -> None:
+    """Hand every job whose worker sent no heartbeat for stalled_s back to the queue."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            for job in await app.job_manager.get_stalled_jobs(
+                task_name=TASK, seconds_since_heartbeat=stalled_s
+            ):
+                with contextlib.suppress(ProcrastinateException):
+                    await app.job_manager.retry_job(job)  # another worker may have first
+        except ProcrastinateException:
+            continue  # the database is away; try again next round
+
+
+async def play_match(
+    context: procrastinate.JobContext, tournament_id: int, schedule_index: int
+) -> None:
+    """Play one scheduled match (the procrastinate task)."""
+    player = context.additional_context["player"]
+    assert isinstance(player, MatchPlayer)
+    await player.play(tournament_id, schedule_index)
+
+
+def default_name() -> str:
+    """This worker's name in logs and staged results: host and process id."""
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """How a worker runs: its name, logs, sandbox, heartbeat and when it stops."""
+
+    name: str
+    log_dir: Path
+    heartbeat_s: float = 10.0
+    stalled_s: float = 30.0
+    until_empty: bool = False  # stop when the queue has no job left (benchmarks)
+
+
+async def run_worker(url: str, settings: WorkerSettings, sandbox: SandboxPolicy) -> int:
+    """Take and play match jobs until SIGTERM/SIGINT (a match in play is finished first);
+    returns how many matches this worker played."""
+    app = make_app(url)
+    async with app.open_async():
+        await ensure_queue_schema(app)
+        store = await asyncio.to_thread(Store, url)
+        try:
+            arena = Arena(
+                settings.log_dir, authenticate=database_authenticator(store), sandbox=sandbox
+            )
+            async with arena:
+                player = MatchPlayer(store, arena, settings.log_dir, settings.name)
+                watcher = asyncio.create_task(
+                    retry_stalled(app, settings.heartbeat_s, settings.stalled_s)
+                )
+                try:
+                    await app.run_worker_async(
+                        queues=[QUEUE],
+                        name=settings.name,
+                        concurrency=1,
+                        wait=not settings.until_empty,
+                        update_heartbeat_interval=settings.heartbeat_s,
+                        stalled_worker_timeout=settings.stalled_s,
+                        additional_context={"player": player},
+                        delete_jobs="successful",
+                    )
+                finally:
+                    watcher.cancel()
+                return player.played
+        finally:
+            store.close()
