@@ -23,11 +23,17 @@ from server.replay import replay_json
 from server.transcript import seat_names
 from server.web_bot import rating_series
 from server.web_live import Pulse, stream
-from server.web_tournament import LISTED, MatchFilter, live_json, match_rows, ranking_rows
+from server.web_tournament import (
+    LISTED,
+    MatchFilter,
+    TournamentView,
+    TournamentViews,
+    ranking_rows,
+)
 from tournaments.errors import NotFoundError
 from tournaments.models import MatchStatus
-from tournaments.standings import INTERVAL, summarise
-from tournaments.store import Store, TournamentRows, web_queries
+from tournaments.standings import INTERVAL
+from tournaments.store import Store, web_queries
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -86,25 +92,26 @@ def make_app(store: Store) -> Starlette:
             recent=web_queries.recent_matches(store, found.id, RECENT),
         )
 
-    def tournament_rows(request: Request) -> TournamentRows:
+    views = TournamentViews(store)
+
+    def tournament_view(request: Request) -> TournamentView:
         try:
-            return web_queries.tournament_rows(store, int(request.path_params["tournament"]))
+            return views.get(int(request.path_params["tournament"]))
         except NotFoundError as exc:
             raise HTTPException(404, str(exc)) from None
 
     def tournament(request: Request) -> Response:
-        rows = tournament_rows(request)
-        result = summarise(rows)
+        view = tournament_view(request)
         filters = MatchFilter.from_query(request.query_params)
-        names = {b.id: b.name for b in rows.entrants if b.id is not None}
-        matching = [r for r in match_rows(rows.matches, names) if filters.keep(r)]
+        matching = [r for r in view.matches if filters.keep(r)]
+        everyone = request.query_params.get("cross") == "all"
         return page(
             request,
             "tournament.html",
-            t=rows.tournament,
-            game=get_game(rows.tournament.game).spec,
-            result=result,
-            live=live_json(result),
+            t=view.rows.tournament,
+            game=get_game(view.rows.tournament.game).spec,
+            result=view.result,
+            live=view.live_all if everyone else view.live,
             interval=INTERVAL,
             filters=filters,
             statuses=[s.value for s in MatchStatus],
@@ -113,13 +120,14 @@ def make_app(store: Store) -> Starlette:
         )
 
     def tournament_json(request: Request) -> Response:
-        return JSONResponse(summarise(tournament_rows(request)).to_json())
+        return JSONResponse(tournament_view(request).result.to_json())
 
     def tournament_events(request: Request) -> Response:
-        tid = tournament_rows(request).tournament.id or 0
+        tid = tournament_view(request).rows.tournament.id or 0
+        everyone = request.query_params.get("cross") == "all"
         return stream(
             pulse,
-            lambda: live_json(summarise(web_queries.tournament_rows(store, tid))),
+            lambda: views.get(tid).live_all if everyone else views.get(tid).live,
             "tournament",
         )
 

@@ -3,15 +3,20 @@ with its filters, and each seat's score, faults and forfeit on the bot that made
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from tournaments.models import Match, MatchStatus
-from tournaments.standings import Estimate, TournamentResult
-from tournaments.store import RankingRow
+from tournaments.standings import Estimate, TournamentResult, summarise
+from tournaments.store import RankingRow, TournamentRows, web_queries
+from tournaments.store.base import StoreBase
 
 LISTED = 300  # matches shown at once; the filters narrow the rest down
+CROSS_SHOWN = 24  # bots of the cross-table shown unless all are asked for (?cross=all)
 
 
 @dataclass(frozen=True)
@@ -90,12 +95,19 @@ def match_rows(matches: list[Match], names: Mapping[int, str]) -> list[MatchRow]
     return rows
 
 
-def cross_table(result: TournamentResult) -> list[tuple[str, list[Estimate | None]]]:
-    """Rows in standings order: each bot's score minus every other's (None on the diagonal)."""
-    order = [s.bot_id for s in result.standings]
+def cross_table(
+    result: TournamentResult, limit: int | None = None
+) -> list[tuple[str, list[Estimate | None]]]:
+    """Rows in standings order (the first `limit`): each bot's score minus every other's
+    (None on the diagonal)."""
+    shown = result.standings[:limit]
+    order = [s.bot_id for s in shown]
+    pairs: dict[tuple[int, int], Estimate] = {}
+    for pair in result.pairs:
+        pairs[(pair.a_id, pair.b_id)] = pair.difference
+        pairs[(pair.b_id, pair.a_id)] = pair.difference.flipped()
     return [
-        (s.bot, [None if a == s.bot_id else result.difference(s.bot_id, a) for a in order])
-        for s in result.standings
+        (s.bot, [None if a == s.bot_id else pairs[(s.bot_id, a)] for a in order]) for s in shown
     ]
 
 
@@ -137,7 +149,7 @@ def standing_rows(result: TournamentResult) -> list[dict[str, Any]]:
     return rows
 
 
-def cross_rows(result: TournamentResult) -> list[dict[str, Any]]:
+def cross_rows(result: TournamentResult, limit: int | None = None) -> list[dict[str, Any]]:
     """The cross-table as the page shows it: per row bot, per column a mean and an interval
     (None on the diagonal)."""
     return [
@@ -154,19 +166,66 @@ def cross_rows(result: TournamentResult) -> list[dict[str, Any]]:
                 for e in cells
             ],
         }
-        for bot, cells in cross_table(result)
+        for bot, cells in cross_table(result, limit)
     ]
 
 
-def live_json(result: TournamentResult) -> dict[str, Any]:
-    """What a tournament page updates live: status, progress, standings and cross-table."""
+def live_json(result: TournamentResult, cross_limit: int | None = CROSS_SHOWN) -> dict[str, Any]:
+    """What a tournament page updates live: status, progress, standings and cross-table (its
+    first `cross_limit` bots)."""
     return {
         "status": result.tournament.status,
         "finished": result.finished,
         "scheduled": result.scheduled,
         "standings": standing_rows(result),
-        "cross": cross_rows(result),
+        "cross": cross_rows(result, cross_limit),
+        "cross_all": cross_limit is None or cross_limit >= len(result.standings),
     }
+
+
+@dataclass
+class TournamentView:
+    """A tournament's page data, computed once per change of the tournament."""
+
+    rows: TournamentRows
+    result: TournamentResult
+    matches: list[MatchRow]
+    live: dict[str, Any]
+
+    @cached_property
+    def live_all(self) -> dict[str, Any]:
+        """The live data with the whole cross-table (made when first asked for)."""
+        return live_json(self.result, None)
+
+
+class TournamentViews:
+    """Tournament page data by tournament, recomputed only when its fingerprint changes (a
+    match finished, its status changed): standings over many matches cost far more than one
+    indexed count."""
+
+    def __init__(self, store: StoreBase, size: int = 16) -> None:
+        self._store = store
+        self._size = size
+        self._views: OrderedDict[int, tuple[object, TournamentView]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, tournament_id: int) -> TournamentView:
+        """The tournament's current page data (NotFoundError for an unknown id)."""
+        key = web_queries.tournament_fingerprint(self._store, tournament_id)
+        with self._lock:
+            hit = self._views.get(tournament_id)
+            if hit is not None and hit[0] == key:
+                self._views.move_to_end(tournament_id)
+                return hit[1]
+        rows = web_queries.tournament_rows(self._store, tournament_id)
+        result = summarise(rows)
+        names = {b.id: b.name for b in rows.entrants if b.id is not None}
+        view = TournamentView(rows, result, match_rows(rows.matches, names), live_json(result))
+        with self._lock:
+            self._views[tournament_id] = (key, view)
+            while len(self._views) > self._size:
+                self._views.popitem(last=False)
+        return view
 
 
 def ranking_rows(rows: Sequence[RankingRow]) -> list[dict[str, Any]]:

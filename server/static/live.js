@@ -31,7 +31,8 @@
 
   const live = document.getElementById("live");
   if (live) {
-    const source = new EventSource(`/api/tournaments/${live.dataset.tournament}/events`);
+    const all = new URLSearchParams(location.search).get("cross") === "all" ? "?cross=all" : "";
+    const source = new EventSource(`/api/tournaments/${live.dataset.tournament}/events${all}`);
     source.addEventListener("tournament", (e) => {
       const t = JSON.parse(e.data);
       document.getElementById("status").textContent = t.status;
