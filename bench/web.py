@@ -302,6 +302,7 @@ def main() -> None:
     app = make_app(store)
     per = args.matches // args.tournaments
     pages = {
+        "home": lambda i: "/",
         "leaderboard": lambda i: f"/rankings/{GAME}",
         "bot page": lambda i: f"/bots/bot{1 + 37 * i:04d}",
         "tournament page, new": lambda i: f"/tournaments/{1 + (i * 7) % args.tournaments}",

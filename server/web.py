@@ -53,8 +53,7 @@ def make_app(store: Store) -> Starlette:
         return TEMPLATES.TemplateResponse(request, template, {"games": all_games(), **context})
 
     def home(request: Request) -> Response:
-        tournaments = [store.tournament_status(t.id or 0) for t in store.list_tournaments()]
-        return page(request, "home.html", tournaments=tournaments[:RECENT])
+        return page(request, "home.html", tournaments=web_queries.latest_tournaments(store, RECENT))
 
     def board(request: Request) -> dict[str, Any]:
         try:

@@ -67,8 +67,11 @@ def test_replay_viewer_steps_through_a_match(site: tuple[str, Store], browser_pa
     url, store = site
     page = browser_page
     tournament = store.list_tournaments()[0]
-    page.goto(f"{url}/tournaments/{tournament.id}")
     played = len(store.matches(tournament.id or 0))
+    page.goto(url)
+    home = page.locator(f"tr:has(a[href='/tournaments/{tournament.id}'])")
+    expect(home).to_contain_text(f"{played}/{played}")
+    page.goto(f"{url}/tournaments/{tournament.id}")
     expect(page.locator("table#matches tr")).to_have_count(1 + played)
     page.locator("table#matches a[href^='/matches/']").first.click()
     match_id = int(page.url.rsplit("/", 1)[1])

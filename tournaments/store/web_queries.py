@@ -22,6 +22,7 @@ from tournaments.models import (
 )
 from tournaments.store.base import StoreBase
 from tournaments.store.queries import TournamentRows
+from tournaments.store.tournaments import TournamentProgress
 
 
 def tournament_rows(store: StoreBase, tournament_id: int) -> TournamentRows:
@@ -155,3 +156,27 @@ def pulse(store: StoreBase) -> tuple[tuple[str, int], ...]:
     return tuple(sorted((f"match:{s}", int(n)) for s, n in matches)) + tuple(
         sorted((f"tournament:{s}", int(n)) for s, n in tournaments)
     )
+
+
+def latest_tournaments(store: StoreBase, limit: int) -> list[TournamentProgress]:
+    """The newest tournaments with their match counts by status, in two queries."""
+    with Session(store.engine) as session:
+        tournaments = session.exec(
+            select(Tournament).order_by(col(Tournament.id).desc()).limit(limit)
+        ).all()
+        ids = [t.id for t in tournaments]
+        rows = session.exec(
+            select(Match.tournament_id, Match.status, func.count())
+            .where(col(Match.tournament_id).in_(ids))
+            .group_by(col(Match.tournament_id), col(Match.status))
+        ).all()
+        session.expunge_all()
+    counts: dict[int, dict[str, int]] = {t: {s.value: 0 for s in MatchStatus} for t in ids if t}
+    for tid, status, n in rows:
+        counts[tid][status] = int(n)
+    out = []
+    for t in tournaments:
+        c = counts.get(t.id or 0, {})
+        scheduled = sum(n for s, n in c.items() if s != MatchStatus.VOIDED.value)
+        out.append(TournamentProgress(t, c, scheduled, c.get(MatchStatus.FINISHED.value, 0)))
+    return out
