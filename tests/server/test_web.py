@@ -97,12 +97,29 @@ def test_unknown_pages_are_404(site: tuple[str, Store]) -> None:
         assert err.value.code == 404
 
 
+def test_json_endpoints_are_read_only(site: tuple[str, Store]) -> None:
+    url, store = site
+    tournament = store.list_tournaments()[0]
+    match = store.matches(tournament.id or 0)[0]
+    paths = [f"/api/matches/{match.id}/replay", f"/api/tournaments/{tournament.id}"]
+    for path in paths:
+        with urllib.request.urlopen(url + path, timeout=5) as response:
+            assert response.status == 200
+        for method in ("POST", "PUT", "DELETE", "PATCH"):
+            request = urllib.request.Request(url + path, data=b"{}", method=method)
+            with pytest.raises(urllib.error.HTTPError) as err:
+                urllib.request.urlopen(request, timeout=5)
+            assert err.value.code == 405, (method, path)
+
+
 def test_no_page_shows_a_bot_command_or_path(site: tuple[str, Store]) -> None:
     url, store = site
     tournament = store.list_tournaments()[0]
     paths = ["/", "/rankings/knaves", f"/tournaments/{tournament.id}"]
     paths += [f"/bots/{b.name}" for b in store.list_bots()]
     paths += [f"/matches/{m.id}" for m in store.matches(tournament.id or 0)]
+    paths += [f"/api/matches/{m.id}/replay" for m in store.matches(tournament.id or 0)]
+    paths += [f"/api/tournaments/{tournament.id}"]
     secrets = [str(ROOT), sys.executable, "random_bot.py", "knaves_bot.py", "examples"]
     for path in paths:
         with urllib.request.urlopen(url + path, timeout=5) as response:

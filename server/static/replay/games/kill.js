@@ -13,6 +13,15 @@
       e.kind === "kill" || e.kind === "claim_joker" ? (e.success ? " success" : " failed") : "",
       e.count ? ` ${e.count}` : "");
   }
+  /** The full table knows every secret: the event as the seat that knew its secret saw it. */
+  function withSecret(ctx, e, index) {
+    if (!ctx.full || e.secret) return e;
+    for (const [s] of ctx.data.seats.entries()) {
+      const seen = ctx.view(s).events[index];
+      if (seen && seen.secret) return seen;
+    }
+    return e;
+  }
   Replay.register("kill", {
     deck: Cards.decks.kill,
     columns: ["in", "immune", "cards", "round"],
@@ -34,7 +43,7 @@
           `${v.turn}, phase ${v.phase}${v.draw_only ? " (draw only)" : ""}; turns ${v.turns}; `,
           `deck ${v.deck_size}, used pile ${v.used_size}`),
         el("ol", { id: "events", start: v.events.length - events.length + 1 },
-          events.map((e) => event(ctx, e))),
+          events.map((e, i) => event(ctx, withSecret(ctx, e, v.events.length - events.length + i)))),
       ];
     },
     handEnd: (ctx, record) => el("div", {},
