@@ -11,9 +11,11 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Page, expect
+from sqlmodel import Session
 
 from server.tournament_runner import run_tournament
 from tests.server.webkit import ROOT, chromium_page, serve_web
+from tournaments.models import Match
 from tournaments.store import Store
 
 EXAMPLES = ROOT / "clients" / "python" / "examples"
@@ -34,9 +36,31 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]
         names.append(bot.name)
     tournament = store.create_tournament("knaves", names, rounds=1, seed=5)
     asyncio.run(run_tournament(store, tournament.id or 0, log_dir=tmp / "logs"))
+    add_no_show(store, store.matches(tournament.id or 0)[0].id or 0)
     with serve_web(db) as url:
         yield url, store
     store.close()
+
+
+def add_no_show(store: Store, match_id: int) -> None:
+    """Rewrite a stored record with a no-show of seat 2, charged before the first decision
+    (which seat 0 or 1 makes), as the referee records one."""
+    with Session(store.engine) as session:
+        row = session.get(Match, match_id)
+        assert row is not None
+        row.record = dict(row.record or {})
+        row.record["faults"] = [
+            {
+                "seat": 2,
+                "kind": "no_show",
+                "detail": "did not connect within 10 s",
+                "request_id": 0,
+                "decision": 0,
+                "fallback": "",
+            }
+        ]
+        session.add(row)
+        session.commit()
 
 
 @pytest.fixture(scope="module")
@@ -130,32 +154,10 @@ def test_no_page_shows_a_bot_command_or_path(site: tuple[str, Store]) -> None:
 def test_a_fault_names_its_own_seat_and_a_retired_bot_keeps_its_page(
     site: tuple[str, Store], browser_page: Page
 ) -> None:
-    """Runs last: it rewrites one stored record and retires a bot."""
-    from sqlmodel import Session
-
-    from tournaments.models import Match
-
+    """Runs last: it retires a bot."""
     url, store = site
     tournament = store.list_tournaments()[0]
-    match = store.matches(tournament.id or 0)[0]  # one no other test opened (replays cache)
-    record = dict(match.record or {})
-    # A no-show of seat 2, charged before the first decision (which seat 0 or 1 makes).
-    record["faults"] = [
-        {
-            "seat": 2,
-            "kind": "no_show",
-            "detail": "did not connect within 10 s",
-            "request_id": 0,
-            "decision": 0,
-            "fallback": "",
-        }
-    ]
-    with Session(store.engine) as session:
-        row = session.get(Match, match.id)
-        assert row is not None
-        row.record = record
-        session.add(row)
-        session.commit()
+    match = store.matches(tournament.id or 0)[0]  # its record has a no-show of seat 2
     names = [store.get_bot(b).name for b in match.seats]
     page = browser_page
     page.goto(f"{url}/matches/{match.id}#step=1")
