@@ -5,9 +5,12 @@ one process would; a worker killed with -9 loses nothing; SIGTERM finishes the m
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,6 +21,7 @@ from typing import Any
 import pytest
 
 from server.worker import WORKER_LOST
+from tests.conftest import PG_SUPERUSER, _free_port, _pg_bindir
 from tournaments.models import MatchStatus
 from tournaments.store import Store
 
@@ -270,3 +274,65 @@ def test_sigterm_finishes_the_match_in_play_then_stops(
         status = store.tournament_status(tid)
         assert 0 < status.finished < status.scheduled  # it stopped: the rest wait in the queue
         assert os.path.exists(tmp_path / "w.out")
+
+
+class Postgres:
+    """A PostgreSQL server of this test's own, which the test may restart."""
+
+    def __init__(self) -> None:
+        self.bindir = _pg_bindir()
+        self.root = Path(tempfile.mkdtemp(prefix="cardshark-pg-restart-"))
+        self.prefix: list[str] = []
+        if os.geteuid() == 0:
+            user = pwd.getpwnam(PG_SUPERUSER)
+            os.chown(self.root, user.pw_uid, user.pw_gid)
+            self.prefix = ["runuser", "-u", PG_SUPERUSER, "--"]
+        self.port = _free_port()
+        self.data = self.root / "data"
+        initdb = [str(self.bindir / "initdb"), "-D", str(self.data), "-U", PG_SUPERUSER]
+        self._run(*initdb, "-A", "trust", "--no-sync")
+        self.pg_ctl("start")
+        self.url = f"postgresql+psycopg://{PG_SUPERUSER}@127.0.0.1:{self.port}/postgres"
+
+    def _run(self, *command: str) -> None:
+        done = subprocess.run([*self.prefix, *command], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def pg_ctl(self, action: str) -> None:
+        options = f"-h 127.0.0.1 -p {self.port} -k {self.root} -F"
+        ctl = [str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l", str(self.root / "log")]
+        self._run(*ctl, "-m", "fast", "-w", "-o", options, action)
+
+    def close(self) -> None:
+        self.pg_ctl("stop")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Postgres]:
+    server = Postgres()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_a_database_restart_under_a_worker_loses_and_doubles_nothing(
+    own_postgres: Postgres, tmp_path: Path
+) -> None:
+    db = own_postgres.url
+    tid = create(db, slow_bots(db, 3), 2)
+    with Store(db) as store, workers(db, tmp_path, ["w"]) as procs:
+        wait_for("a match in play", lambda: running_match(store, tid), procs=procs)
+        own_postgres.pg_ctl("restart")
+        total = store.tournament_status(tid).scheduled
+        wait_for("every match", lambda: store.tournament_status(tid).finished == total, procs=procs)
+        assert stop(procs["w"]) == 0
+        assert finished_by_index(store, tid) == Counter(range(total))
+        live = ratings(store)
+        assert set(live[2::3]) == {float(total)}
+        store.recompute("knaves")
+        assert ratings(store) == pytest.approx(live, rel=1e-12)
+        voided = [m for m in store.matches(tid) if m.status == MatchStatus.VOIDED.value]
+    played = (tmp_path / "w.out").read_text().split(" matches played")[0].split()[-1]
+    assert int(played) == total + len(voided)  # a voided attempt is played again, no more
