@@ -41,6 +41,7 @@ STATIC = HERE / "static"
 RECENT = 30  # matches on a bot page
 REPLAYS_CACHED = 32  # finished matches never change: their replay JSON is kept
 FINAL = (MatchStatus.FINISHED.value, MatchStatus.VOIDED.value)
+DEAL_IN_PLAY = "the replay opens once every rotation of this deal has been played"
 
 
 def make_app(store: Store) -> Starlette:
@@ -152,6 +153,8 @@ def make_app(store: Store) -> Starlette:
             faults=faults,
             forfeited=forfeited,
             decisions=len(record.get("actions", [])),
+            in_play=web_queries.deal_in_play(store, detail.match.id or 0),
+            in_play_text=DEAL_IN_PLAY,
         )
 
     replays: OrderedDict[tuple[int, int | None], bytes] = OrderedDict()
@@ -169,6 +172,9 @@ def make_app(store: Store) -> Starlette:
             if cached is not None:
                 replays.move_to_end(key)
         if cached is None:
+            if web_queries.deal_in_play(store, match_id):
+                # Its rotations share the deal: the table stays hidden until all are played.
+                raise HTTPException(409, DEAL_IN_PLAY)
             try:
                 detail = store.match_detail(match_id)
                 body = replay_json(detail, focus)

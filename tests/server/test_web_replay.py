@@ -39,7 +39,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store,
         n = game.spec.default_seats
         entrants: list[int | str] = [xss_id, *names[1:n]] if name == "knaves" else [*names[:n]]
         tournament = store.create_tournament(name, entrants, rounds=1, seed=11)
-        first = store.matches(tournament.id or 0)[0]
+        scheduled = store.matches(tournament.id or 0)
+        first = scheduled[0]
         assert first.id is not None
         faults = []
         if name == "knaves":
@@ -54,6 +55,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store,
                 }
             ]
         play_match(store, first.id, faults=faults)
+        for rotation in scheduled[1:]:  # the replay opens once every rotation of the deal is played
+            if (rotation.round, rotation.table_index) == (first.round, first.table_index):
+                play_match(store, rotation.id or 0)
         matches[name] = first.id
     with serve_web(db) as url:
         yield url, store, matches

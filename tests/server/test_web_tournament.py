@@ -4,6 +4,8 @@ progress, the match list's filters, faults and forfeits on the bot that made the
 from __future__ import annotations
 
 import math
+import urllib.error
+import urllib.request
 from collections import defaultdict
 from collections.abc import Iterator
 from statistics import fmean, stdev
@@ -142,3 +144,22 @@ def test_faults_and_forfeits_are_marked_on_the_bot_that_made_them(
     page.goto(f"{url}/tournaments/{tid}")
     standing = page.locator(f"#standings tr[data-bot='{loser}'] td").nth(7)
     expect(standing).to_have_text("1")
+
+
+def test_a_deal_still_in_play_keeps_its_replay_closed(
+    site: tuple[str, Store, int], page: Page
+) -> None:
+    url, store, tid = site
+    matches = store.matches(tid)
+    played, pending = matches[PLAYED - 1], matches[PLAYED]
+    assert (played.round, played.table_index) == (pending.round, pending.table_index)
+    for match in (played, pending):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"{url}/api/matches/{match.id}/replay?seat=0", timeout=5)
+        assert err.value.code == 409
+        page.goto(f"{url}/matches/{match.id}")
+        expect(page.locator("#in-play")).to_contain_text("every rotation of this deal")
+        expect(page.locator("#replay")).to_have_count(0)
+    done = matches[0]
+    with urllib.request.urlopen(f"{url}/api/matches/{done.id}/replay", timeout=5) as response:
+        assert response.status == 200

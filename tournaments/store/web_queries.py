@@ -24,6 +24,8 @@ from tournaments.store.base import StoreBase
 from tournaments.store.queries import TournamentRows
 from tournaments.store.tournaments import TournamentProgress
 
+UNPLAYED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
+
 
 def tournament_rows(store: StoreBase, tournament_id: int) -> TournamentRows:
     """What tournaments.standings.summarise needs of one tournament, without match records.
@@ -180,3 +182,23 @@ def latest_tournaments(store: StoreBase, limit: int) -> list[TournamentProgress]
         scheduled = sum(n for s, n in c.items() if s != MatchStatus.VOIDED.value)
         out.append(TournamentProgress(t, c, scheduled, c.get(MatchStatus.FINISHED.value, 0)))
     return out
+
+
+def deal_in_play(store: StoreBase, match_id: int) -> bool:
+    """Whether a match's deal is still to be played: it, or another rotation of its set (same
+    tournament, round and table: the same seed), is pending or running."""
+    with Session(store.engine) as session:
+        match = session.get(Match, match_id)
+        if match is None:
+            return False
+        open_ = session.exec(
+            select(func.count())
+            .select_from(Match)
+            .where(
+                Match.tournament_id == match.tournament_id,
+                Match.round == match.round,
+                Match.table_index == match.table_index,
+                col(Match.status).in_(UNPLAYED),
+            )
+        ).one()
+    return bool(open_)
