@@ -234,10 +234,10 @@ def test_output_to_files_has_progress_lines_and_uncut_tables(tmp_path: Path) -> 
     err_text = (tmp_path / "err").read_text()
     progress = [line for line in err_text.splitlines() if line.startswith("tournament 1: ")]
     done = [
-        int(re.match(r"tournament 1: (\d+)/9 matches", line).group(1))  # type: ignore[union-attr]
+        int(re.match(r"tournament 1: (\d+)/18 matches", line).group(1))  # type: ignore[union-attr]
         for line in progress
     ]
-    assert done and done[-1] == 9 and done == sorted(done) and len(done) >= 3
+    assert done and done[-1] == 18 and done == sorted(done) and len(done) >= 3
     out_text = (tmp_path / "out").read_text()
     rows = [line for line in out_text.splitlines() if any(n in line for n in names)]
     assert len(rows) == 3  # each name whole, on one row with its figures
@@ -271,7 +271,7 @@ def test_an_interrupted_tournament_says_how_to_resume_and_resume_finishes_it(
             "--bots",
             "a,b,c,d",
             "--rounds",
-            "20",
+            "10",
             "--concurrency",
             "1",
             "--sandbox",

@@ -128,7 +128,7 @@ def test_show_json_matches_the_stored_seat_results_and_deals(played: Played) -> 
     data = cli_json("tournament", "show", str(played.knaves), db=played.db)
     finished = [m for m in played.matches if m.tournament_id == played.knaves and m.seats]
     finished = [m for m in finished if m.status == MatchStatus.FINISHED.value]
-    assert data["tournament"]["finished"] == data["tournament"]["scheduled"] == len(finished) == 24
+    assert data["tournament"]["finished"] == data["tournament"]["scheduled"] == len(finished) == 48
 
     expected: dict[str, dict[str, Any]] = {}
     for name in ENTRANTS:
@@ -144,7 +144,7 @@ def test_show_json_matches_the_stored_seat_results_and_deals(played: Played) -> 
         }
     shown = {s["bot"]: {k: s[k] for k in expected["rules"]} for s in data["standings"]}
     assert shown == expected
-    assert expected["flaky"]["faults"] == 1 and expected["rules"]["matches"] == 18
+    assert expected["flaky"]["faults"] == 1 and expected["rules"]["matches"] == 36
     means = [s["mean_score"] for s in data["standings"]]
     assert means == sorted(means, reverse=True)
 
@@ -164,7 +164,7 @@ def test_show_json_matches_the_stored_seat_results_and_deals(played: Played) -> 
         for m in finished:
             if a in m.seats and b in m.seats:
                 deals[(m.round, m.table_index)].append(score[m.id][a] - score[m.id][b])
-        assert pair["matches"] == sum(map(len, deals.values())) == 12  # 2 tables x 3 x 2 rounds
+        assert pair["matches"] == sum(map(len, deals.values())) == 24  # 2 tables x 6 x 2 rounds
         assert pair["n"] == len(deals) == 4
         assert pair["mean_difference"] == pytest.approx(
             fmean(fmean(d) for d in deals.values()), rel=1e-12, abs=1e-12
@@ -213,7 +213,7 @@ def test_show_tables_and_the_load_void_line(played: Played) -> None:
     lines = out.splitlines()
     assert (
         lines[0]
-        == f"tournament {played.knaves}: knaves round robin, 3 seats, finished, 24/24 matches"
+        == f"tournament {played.knaves}: knaves round robin, 3 seats, finished, 48/48 matches"
     )
     load = data["voids"]["load"]
     assert f"{load} match(es) voided for the server's load and replayed (never rated)" in lines
@@ -223,7 +223,7 @@ def test_show_tables_and_the_load_void_line(played: Played) -> None:
     assert "rand2 (retired)" in out
     assert "Cross-table" in out
     pending = cli("tournament", "show", str(played.kill), "--table", "cross", db=played.db).stdout
-    assert pending.splitlines()[0].endswith("pending, 0/3 matches")
+    assert pending.splitlines()[0].endswith("pending, 0/6 matches")
     assert pending.count("never met") == 6 and "Standings" not in pending
 
 
@@ -236,19 +236,19 @@ def test_list_shows_progress_and_how_to_resume_unfinished_ones(played: Played) -
         "id": played.knaves,
         "game": "knaves",
         "status": "finished",
-        "finished": 24,
-        "scheduled": 24,
+        "finished": 48,
+        "scheduled": 48,
         "resume": None,
     }
     assert rows[played.kill]["status"] == "pending"
-    assert (rows[played.kill]["finished"], rows[played.kill]["scheduled"]) == (0, 3)
+    assert (rows[played.kill]["finished"], rows[played.kill]["scheduled"]) == (0, 6)
     assert rows[played.kill]["resume"] == f"cardshark tournament resume {played.kill}"
     table = cli("tournament", "list", db=played.db).stdout
     line = next(x for x in table.splitlines() if f"│ {played.kill} " in x)
-    assert "pending" in line and "0/3" in line
+    assert "pending" in line and "0/6" in line
     assert f"cardshark tournament resume {played.kill}" in line
     line = next(x for x in table.splitlines() if f"│ {played.knaves} " in x)
-    assert "24/24" in line and "resume" not in line
+    assert "48/48" in line and "resume" not in line
 
 
 # -- match list ---------------------------------------------------------------------------
@@ -323,8 +323,8 @@ def test_bot_show_counts_ratings_and_faults(played: Played) -> None:
             "mu": rating.mu,
             "sigma": rating.sigma,
             "conservative": rating.mu - 3 * rating.sigma,
-            "matches": 18,
-            "mean_score": rating.score_sum / 18,
+            "matches": 36,
+            "mean_score": rating.score_sum / 36,
             "faults": 1,
         }
     ]
@@ -345,7 +345,7 @@ def test_a_retired_bot_still_answers(played: Played) -> None:
     rand2 = played.ids["rand2"]
     data = cli_json("bot", "show", "rand2", db=played.db)
     assert data["retired"] is not None and data["tournaments"] == 2
-    assert [r["matches"] for r in data["ratings"]] == [18]
+    assert [r["matches"] for r in data["ratings"]] == [36]
     played_by_rand2 = [m for m in played.matches if rand2 in m.seats and m.status != "pending"]
     assert [m["id"] for m in data["recent"]] == newest_first(played_by_rand2)[:10]
     first = cli("bot", "show", "rand2", db=played.db).stdout.splitlines()[0]

@@ -109,7 +109,7 @@ def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path:
     )
     took = time.monotonic() - began
     assert run.returncode == 0, run.stdout + run.stderr
-    assert took < CONNECT_TIMEOUT_S  # 9 of its matches, none waited out the connect timeout
+    assert took < CONNECT_TIMEOUT_S  # 18 of its matches, none waited out the connect timeout
     warnings = [line for line in run.stderr.splitlines() if line.startswith("warning: bot")]
     assert warnings == [
         "warning: bot 'false' is not playing: exited with status 1 before saying Hello; "
@@ -118,9 +118,9 @@ def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path:
     with Store(f"sqlite:///{tmp_path / 't.db'}") as store:
         absent = store.get_bot("false").id
         matches = [m for m in store.matches(1) if m.status == MatchStatus.FINISHED.value]
-        assert len(matches) == 12
+        assert len(matches) == 24
         sat = [m for m in matches if absent in m.seats]
-        assert len(sat) == 9
+        assert len(sat) == 18
         for match in sat:
             seat = match.seats.index(absent)
             record = match.record or {}
@@ -161,7 +161,7 @@ def test_a_bot_that_dies_mid_run_is_a_no_show_at_once_with_one_warning(tmp_path:
             seat = match.seats.index(dead)
             kinds.append([f["kind"] for f in (match.record or {})["faults"] if f["seat"] == seat])
         assert kinds[0] == ["disconnected"]  # it crashed on its first request
-        assert all(k == ["no_show"] for k in kinds[1:]) and len(kinds) == 9
+        assert all(k == ["no_show"] for k in kinds[1:]) and len(kinds) == 18
         detail = next(
             f["detail"] for f in (sat[-1].record or {})["faults"] if f["kind"] == "no_show"
         )
@@ -191,6 +191,6 @@ def test_a_bot_the_server_could_not_start_voids_the_run_even_with_allow_absent(
     assert failure.name == "c" and failure.server_fault
     assert "could not be started by the server: cannot create the cgroup" in str(caught.value)
     assert "the server's fault" in str(caught.value)
-    assert [m.status for m in store.matches(tournament.id)] == ["pending"] * 3
+    assert [m.status for m in store.matches(tournament.id)] == ["pending"] * 6
     assert store.ratings("knaves") == {}
     store.close()

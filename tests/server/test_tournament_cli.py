@@ -93,10 +93,10 @@ def test_round_robin_with_real_bots_ranks_the_rule_bot_first(tmp_path: Path) -> 
     with Store(db) as store:
         (tournament,) = store.list_tournaments()
         assert tournament.id is not None
-        assert store.tournament_status(tournament.id).scheduled == 36
+        assert store.tournament_status(tournament.id).scheduled == 72
         assert_complete_and_consistent(store, tournament.id)
         rows = store.rankings("knaves")
-        assert rows[0].bot == "rules" and rows[0].matches == 27
+        assert rows[0].bot == "rules" and rows[0].matches == 54
         intervals = [
             (m.started, m.finished)
             for m in store.matches(tournament.id)
@@ -267,7 +267,7 @@ def test_a_remote_bot_plays_with_its_token(tmp_path: Path) -> None:
     assert f"remote bots remote: start them with --server 127.0.0.1:{port}" in run.stdout
     with Store(db) as store:
         rows = {r.bot: r for r in store.rankings("knaves")}
-        assert rows["remote"].matches == 3 and rows["remote"].faults == 0
+        assert rows["remote"].matches == 6 and rows["remote"].faults == 0
 
 
 def free_port() -> int:
@@ -318,12 +318,12 @@ def test_create_only_then_resume_then_replay_detects_a_tampered_record(tmp_path:
     out = cli(
         "tournament", "run", "knaves", "--bots", "rules,rand1,rand2", "--create-only", db=db
     ).stdout
-    assert "3 matches" in out and "tournament resume 1" in out
+    assert "6 matches" in out and "tournament resume 1" in out
     with Store(db) as store:
         assert store.tournament_status(1).finished == 0
     cli("tournament", "resume", "1", db=db)
     with Store(db) as store:
-        assert store.tournament_status(1).finished == 3
+        assert store.tournament_status(1).finished == 6
         match_id = store.matches(1)[0].id or 0
     assert "replay to the stored scores" in cli("match", "replay", str(match_id), db=db).stdout
     with Store(db) as store, Session(store.engine) as session:
@@ -349,7 +349,7 @@ def test_gauntlet_pits_the_first_bot_against_the_field(tmp_path: Path) -> None:
         "--create-only",
         db=db,
     ).stdout
-    assert "9 matches" in out  # 3 tables of the challenger + 2 of 3 others, 3 rotations each
+    assert "18 matches" in out  # the challenger's 3 tables, 6 seatings each
     bad = cli(
         "tournament",
         "run",
@@ -368,7 +368,7 @@ def test_gauntlet_pits_the_first_bot_against_the_field(tmp_path: Path) -> None:
         rules = store.get_bot("rules").id
         matches = store.matches(1)
         assert store.get_tournament(1).format == "gauntlet"
-        assert len(matches) == 9 and all(rules in m.seats for m in matches)
+        assert len(matches) == 18 and all(rules in m.seats for m in matches)
         assert_complete_and_consistent(store, 1)
 
 
@@ -387,4 +387,4 @@ def test_demo_uses_the_embedded_sqlite_default_and_ends_with_rankings(tmp_path: 
     first_row = [line for line in table.splitlines() if line.startswith("│")][0]
     assert "demo-rules-knaves" in first_row
     with Store(f"sqlite:///{tmp_path / 'cardshark.db'}") as store:
-        assert store.tournament_status(1).finished == 12
+        assert store.tournament_status(1).finished == 24

@@ -109,11 +109,11 @@ def test_identical_bots_stay_unresolved_while_the_other_pair_resolves(whole: Who
     )
     assert TOP not in verdict and RANDOM in verdict and TWIN in verdict
 
-    # tournament show agrees: 12 rounds of the one table's 3 rotations, the neighbours'
+    # tournament show agrees: 12 rounds of the one table's 6 seatings, the neighbours'
     # P(above next) on each side of the threshold, in JSON and CSV alike.
     data = whole.show
     assert data["tournament"]["rounds"] == MAX_ROUNDS
-    assert data["tournament"]["finished"] == data["tournament"]["scheduled"] == 3 * MAX_ROUNDS
+    assert data["tournament"]["finished"] == data["tournament"]["scheduled"] == 6 * MAX_ROUNDS
     assert data["tournament"]["status"] == "finished"
     upper, lower = data["neighbours"]
     assert upper["a"] == TOP and upper["b"] == lower["a"] and {lower["a"], lower["b"]} == twins
@@ -184,12 +184,12 @@ def at_least(done: int) -> Callable[[str], bool]:
 
 def test_interrupted_runs_resume_to_the_uninterrupted_verdict(whole: Whole, tmp_path: Path) -> None:
     db = new_db(tmp_path / "cs.db")
-    # kill -9 once 10 matches are committed (round 4 has 3) ...
-    killed = interrupt(db, RUN, signal.SIGKILL, at_least(10), "stderr")
+    # kill -9 once 20 matches are committed (round 4 has 6) ...
+    killed = interrupt(db, RUN, signal.SIGKILL, at_least(20), "stderr")
     assert "round 3 of" in killed
     with Store(db) as store:
         status = store.tournament_status(1)
-        assert status.tournament.rounds in (4, 5) and 10 <= status.finished < 3 * MAX_ROUNDS
+        assert status.tournament.rounds in (4, 5) and 20 <= status.finished < 6 * MAX_ROUNDS
     # ... then Ctrl-C as soon as round 7 is decided, before round 8 is played out ...
     stopped = interrupt(
         db,
@@ -199,7 +199,7 @@ def test_interrupted_runs_resume_to_the_uninterrupted_verdict(whole: Whole, tmp_
         "stdout",
     )
     with Store(db) as store:
-        assert store.tournament_status(1).finished < 3 * MAX_ROUNDS
+        assert store.tournament_status(1).finished < 6 * MAX_ROUNDS
     # ... and a last resume to the end.
     last = cli("tournament", "resume", "1", db=db).stdout
 
@@ -282,7 +282,7 @@ def test_the_loop_stops_as_soon_as_every_pair_is_separated(tmp_path: Path) -> No
     needed = 1 - 0.1 / (2 * 30)
     assert lowest[-1] >= needed and all(p < needed for p in lowest[:-1])
     assert 2 <= rounds < 30  # stopped early, and not before P could be computed
-    assert plays == [12 * k for k in range(1, rounds + 1)]  # one round added per check
+    assert plays == [24 * k for k in range(1, rounds + 1)]  # one round added per check
     assert len(said) == rounds + 1
     assert (
         said[-2]
