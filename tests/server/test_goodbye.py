@@ -122,7 +122,7 @@ def test_a_finished_tournament_says_goodbye_and_its_remote_and_managed_bots_exit
 
     got = asyncio.run(run())
     store.close()
-    assert got["recorded"] == 3
+    assert got["recorded"] == 6
     for name, (code, err) in got["exits"].items():
         assert code == 0, f"{name}: exit {code}\n{err}"
         assert lines(err) == [FINISHED], f"{name}: {err}"

@@ -115,7 +115,7 @@ def test_the_tournament_finishes_and_honest_bots_are_never_charged(
     assert isinstance(run, subprocess.CompletedProcess)
     assert run.returncode == 0, run.stderr
     matches = attacked["matches"]
-    assert isinstance(matches, list) and len(matches) == 3
+    assert isinstance(matches, list) and len(matches) == 6
     bots = attacked["bots"]
     assert isinstance(bots, dict)
     charged = []
