@@ -51,8 +51,10 @@ def worker(
 ) -> None:
     """Play queued matches of any tournament in a shared PostgreSQL database, with managed
     bots started here; SIGTERM finishes the match in play, then stops."""
-    from server.worker import WorkerSettings, default_name, make_app, run_worker
+    from server.worker import WorkerSettings, conninfo, default_name, run_worker
 
+    with clear_errors():
+        conninfo(db)  # refuses a database that is not PostgreSQL, in one line
     check_sandbox_kind(sandbox)
     if stalled_after <= heartbeat:
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
@@ -63,7 +65,6 @@ def worker(
         name or default_name(), log_dir, heartbeat, stalled_after, until_empty=until_empty
     )
     with clear_errors():
-        make_app(url)  # refuses a URL that is not PostgreSQL, in one line
         played = asyncio.run(run_worker(url, settings, policy))
     console.print(f"worker {settings.name}: {played} matches played", highlight=False)
 

@@ -31,7 +31,7 @@ HOUSE = [f"house:knaves:noise={n}" for n in ("0", "0.25", "0.5", "0.75", "1")]
 FAST = ["--heartbeat", "0.5", "--stalled-after", "2"]
 
 
-def cli(*args: str, db: str) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, db: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     run = subprocess.run(
         [sys.executable, "-m", "server.cli", *args, "--db", db],
         cwd=ROOT,
@@ -39,7 +39,8 @@ def cli(*args: str, db: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=600,
     )
-    assert run.returncode == 0, run.stdout + run.stderr
+    if check:
+        assert run.returncode == 0, run.stdout + run.stderr
     return run
 
 
@@ -336,3 +337,30 @@ def test_a_database_restart_under_a_worker_loses_and_doubles_nothing(
         voided = [m for m in store.matches(tid) if m.status == MatchStatus.VOIDED.value]
     played = (tmp_path / "w.out").read_text().split(" matches played")[0].split()[-1]
     assert int(played) == total + len(voided)  # a voided attempt is played again, no more
+
+
+def test_what_workers_cannot_play_is_refused_in_one_line(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    local = f"sqlite:///{tmp_path / 'one.db'}"
+    Store(local).close()
+    refused = cli("worker", db=local, check=False)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1
+    assert "workers share a PostgreSQL database" in refused.stderr
+
+    cli("bot", "add", "remote1", db=postgres_database)
+    names = ["remote1", *slow_bots(postgres_database, 2)]
+    refused = cli(
+        "tournament",
+        "create",
+        "knaves",
+        "--bots",
+        ",".join(names),
+        db=postgres_database,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "'remote1' is remote" in refused.stderr and refused.stderr.count("\n") == 1
+    with Store(postgres_database) as store:
+        assert store.list_tournaments() == []
