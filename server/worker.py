@@ -173,7 +173,7 @@ def default_name() -> str:
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """How a worker runs: its name, logs, sandbox, heartbeat and when it stops."""
+    """How a worker runs: its name, its bots' logs, its heartbeat and when it stops."""
 
     name: str
     log_dir: Path
