@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -274,11 +275,14 @@ def test_bot_supplied_strings_stay_text(
     expect(page.locator("#seats tr[data-seat='0'] td.bot")).to_contain_text(XSS)
     expect(page.locator("#result")).to_contain_text(XSS)
     tournament = store.get_match(match_id).tournament_id
-    for path in (f"/tournaments/{tournament}", "/rankings/knaves", f"/matches/{match_id}"):
+    bot_page = f"/bots/{urllib.parse.quote(XSS)}"
+    paths = (f"/tournaments/{tournament}", "/rankings/knaves", f"/matches/{match_id}", bot_page)
+    for path in paths:
         page.goto(url + path)
         expect(page.get_by_text(XSS).first).to_be_visible()
         expect(page.locator("img")).to_have_count(0)
-        expect(page.locator("script:not([src])")).to_have_count(1 if "matches" in path else 0)
+        inline = {"matches": 1, "bots": 1}.get(path.split("/")[1], 0)  # Replay.start / history
+        expect(page.locator("script:not([src])")).to_have_count(inline)
     assert dialogs == []
 
 
