@@ -91,7 +91,8 @@ class StagingStore(MatchStore):
                 recorded += 1
             except MatchStateError:
                 pass  # another worker recorded it first: go on from the new head
-        self._drop_recorded(tournament_id)
+        if recorded:
+            self._drop_recorded(tournament_id)
         return recorded
 
     def _drop_recorded(self, tournament_id: int) -> None:
