@@ -40,7 +40,7 @@ BOTS = ",".join(f"house:knaves:noise={n}" for n in ("0", "0.25", "0.5", "0.75", 
 
 
 @contextmanager
-def postgres() -> Iterator[str]:
+def postgres(fsync: bool = True) -> Iterator[str]:
     """A throwaway PostgreSQL server; yields its base URL."""
     bindirs = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
     if not bindirs:
@@ -62,6 +62,8 @@ def postgres() -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     options = f"-h 127.0.0.1 -p {port} -k {root} -c max_connections=200"
+    if not fsync:  # commits cost no disk flush: what is left is CPU and round trips
+        options += " -F -c synchronous_commit=off"
     ctl = [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log")]
     subprocess.run([*ctl, "-w", "-o", options, "start"], check=True, capture_output=True)
     try:
@@ -138,10 +140,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", help="PostgreSQL base URL (default: start a throwaway one)")
     parser.add_argument("--jobs", type=int, default=500, help="no-op jobs for the overhead")
+    parser.add_argument(
+        "--no-fsync", action="store_true", help="the throwaway server flushes no commit to disk"
+    )
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory() as logs,
-        contextmanager(lambda: iter([args.server]))() if args.server else postgres() as server,
+        contextmanager(lambda: iter([args.server]))()
+        if args.server
+        else postgres(not args.no_fsync) as server,
     ):
         one, count = matches_per_second(server, 1, Path(logs))
         print(f"1 worker:  {one:6.2f} matches/s ({count} matches)")
