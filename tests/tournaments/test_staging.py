@@ -1,0 +1,70 @@
+"""Workers' staged results: recorded in schedule order whatever order they were staged in,
+once each, and never for an attempt that was voided meanwhile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tournaments.models import MatchStatus
+from tournaments.ratings import SeatOutcome
+from tournaments.store import Store
+
+
+def outcome(index: int) -> list[SeatOutcome]:
+    return [SeatOutcome(float((index + seat) % 3), int(seat == 1), False) for seat in range(3)]
+
+
+def tournament(store: Store) -> int:
+    ids = [store.add_bot(name)[0].id for name in ("a", "b", "c", "d")]
+    created = store.create_tournament("knaves", [i for i in ids if i is not None], seed=3)
+    assert created.id is not None
+    return created.id
+
+
+def history(store: Store) -> list[tuple[int, int, float, float]]:
+    return [
+        (h.match_id, h.bot_id, h.mu_after, h.sigma_after) for h in store.rating_history("knaves")
+    ]
+
+
+def test_results_staged_in_reverse_are_recorded_in_schedule_order_as_one_process_would(
+    db_url: str, tmp_path: Path
+) -> None:
+    with Store(f"sqlite:///{tmp_path / 'one.db'}") as one:
+        tid = tournament(one)
+        for match in one.pending_matches(tid):
+            assert match.id is not None
+            one.record_result(match.id, outcome(match.schedule_index))
+        expected = history(one)
+
+    with Store(db_url) as store:
+        tid = tournament(store)
+        matches = store.pending_matches(tid)
+        *later, first = list(reversed(matches))
+        for match in later:
+            assert match.id is not None
+            assert store.stage(match.id, outcome(match.schedule_index), worker="w2")
+            assert store.commit_staged(tid) == 0  # waiting for the first match
+        assert first.id is not None
+        assert store.stage(first.id, outcome(first.schedule_index), worker="w1")
+        assert not store.stage(first.id, outcome(first.schedule_index))  # staged once
+        assert store.commit_staged(tid) == len(matches)
+        assert store.commit_staged(tid) == 0
+        assert all(m.status == MatchStatus.FINISHED.value for m in store.matches(tid))
+        assert history(store) == expected
+
+
+def test_a_voided_attempt_is_never_staged_and_its_replay_is(db_url: str) -> None:
+    with Store(db_url) as store:
+        tid = tournament(store)
+        match = store.current_attempt(tid, 0)
+        assert match.id is not None
+        store.start_match(match.id)
+        again = store.void_match(match.id, "worker lost")
+        assert store.current_attempt(tid, 0).id == again.id
+        assert not store.stage(match.id, outcome(0))  # the slow worker's late result
+        assert again.id is not None
+        assert store.stage(again.id, outcome(0))
+        assert store.commit_staged(tid) == 1
+        assert store.get_match(again.id).status == MatchStatus.FINISHED.value
+        assert store.get_match(match.id).status == MatchStatus.VOIDED.value
