@@ -14,6 +14,7 @@ from games.base import Action, Game, MatchState
 from server import protocol
 from server.hub import BotHub, BotIdentity, Reply
 from server.limits import cap_text
+from server.live_matches import LIVE, LiveMatch, LiveMatches
 from server.records import ClockSettings, Fault, MatchRecord
 from tournaments.ratings import SeatOutcome, placements
 
@@ -44,6 +45,7 @@ class MatchRunner:
         bots: Sequence[BotIdentity],
         options: Mapping[str, Any] | None = None,
         clock: ClockSettings | None = None,
+        live: LiveMatches = LIVE,
     ) -> None:
         self.hub = hub
         self.game = game
@@ -69,12 +71,16 @@ class MatchRunner:
         self._hands_out: list[bytes] = []  # HandEnded messages to send after this decision
         self._ahead = -1  # the decision whose action _look_ahead already applied
         self._next: tuple[int, pb.RefereeMessage] | None = None  # (decision, its request)
+        self._lives = live
+        # Spectators read the record's actions; they are told of a step only while they watch.
+        self.live = LiveMatch(game, seed, n, self.options, self.record.actions)
 
     async def run(self) -> MatchRecord:
         """Play the match to its end; a failure of the server itself voids it."""
         record = self.record
         state: MatchState | None = None
         self.hub.seat(self, [b.bot_id for b in self.bots])
+        self._lives.open(self.match_id, self.live)
         try:
             await self._seat_everyone()
             state = self.game.new_match(self.seed, len(self.bots), self.options)
@@ -104,6 +110,7 @@ class MatchRunner:
         ]
         record.ranks = list(placements(outcomes))
         self.hub.forget_match(self)
+        self._lives.close(self.match_id, self.live)
         msg = protocol.match_ended(
             match_id=self.match_id,
             scores=record.scores,
@@ -158,6 +165,8 @@ class MatchRunner:
                 raise RuntimeError(f"decision {index} was applied ahead as {legal[0].id}")
             record.actions.append(action.id)
             record.move_ms.append(round(elapsed, 3))
+            if self.live.watchers:
+                self.live.step()
             for data in self._hands_out:
                 self._send_all(data)
             self._hands_out.clear()

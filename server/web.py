@@ -19,10 +19,12 @@ from starlette.templating import Jinja2Templates
 
 from games.errors import UnknownGameError
 from games.registry import all_games, get_game
+from server.live_matches import LIVE, LiveMatches
 from server.replay import replay_json
 from server.transcript import seat_names
 from server.web_bot import rating_series
 from server.web_live import Pulse, stream
+from server.web_spectate import DELAY, spectate
 from server.web_tournament import (
     LISTED,
     MatchFilter,
@@ -44,9 +46,10 @@ FINAL = (MatchStatus.FINISHED.value, MatchStatus.VOIDED.value)
 DEAL_IN_PLAY = "the replay opens once every rotation of this deal has been played"
 
 
-def make_app(store: Store) -> Starlette:
-    """The web application over one store; its handlers are sync, so Starlette runs them
-    in a thread pool and the referee's event loop never waits on the database."""
+def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
+    """The web application over one store (and the running matches of this process); its
+    handlers are sync, so Starlette runs them in a thread pool and the referee's event loop
+    never waits on the database."""
 
     pulse = Pulse(lambda: web_queries.pulse(store))
 
@@ -155,6 +158,26 @@ def make_app(store: Store) -> Starlette:
             decisions=len(record.get("actions", [])),
             in_play=web_queries.deal_in_play(store, detail.match.id or 0),
             in_play_text=DEAL_IN_PLAY,
+            watchable=detail.match.status not in FINAL,  # a pending match goes live when played
+            delay=DELAY,
+        )
+
+    def match_live(request: Request) -> Response:
+        match_id = int(request.path_params["match"])
+        try:
+            store.match_detail(match_id)
+        except NotFoundError as exc:
+            raise HTTPException(404, str(exc)) from None
+
+        def ended() -> bool:
+            return store.get_match(match_id).status in FINAL
+
+        return spectate(
+            lives,
+            pulse,
+            match_id,
+            lambda: web_queries.deal_in_play(store, match_id, others=True),
+            ended,
         )
 
     replays: OrderedDict[tuple[int, int | None], bytes] = OrderedDict()
@@ -200,6 +223,7 @@ def make_app(store: Store) -> Starlette:
         Route("/api/rankings/{game}/events", rankings_events),
         Route("/matches/{match:int}", match),
         Route("/api/matches/{match:int}/replay", replay),
+        Route("/api/matches/{match:int}/live", match_live),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1000)])

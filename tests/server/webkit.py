@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 import socket
@@ -42,7 +43,20 @@ def free_port() -> int:
 @contextmanager
 def serve_web(db: str) -> Iterator[str]:
     """`cardshark serve` over the database URL; yields the web page's base URL."""
-    web = free_port()
+    with serve_web_and_admin(db) as (url, _):
+        yield url
+
+
+@contextmanager
+def serve_web_and_admin(
+    db: str, admin_token: str | None = None, log_dir: Path | None = None
+) -> Iterator[tuple[str, str]]:
+    """`cardshark serve` over the database URL (its Admin service on with admin_token, managed
+    bots' stderr in log_dir); yields the web page's base URL and the gRPC address."""
+    web, port = free_port(), free_port()
+    env = {k: v for k, v in os.environ.items() if k != "CARDSHARK_ADMIN_TOKEN"}
+    if admin_token is not None:
+        env["CARDSHARK_ADMIN_TOKEN"] = admin_token
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -50,16 +64,18 @@ def serve_web(db: str) -> Iterator[str]:
             "server.cli",
             "serve",
             "--port",
-            str(free_port()),
+            str(port),
             "--web-port",
             str(web),
             "--db",
             db,
+            *(["--log-dir", str(log_dir)] if log_dir else []),
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env=env,
     )
     url = f"http://127.0.0.1:{web}"
     deadline = time.monotonic() + 30
@@ -72,7 +88,7 @@ def serve_web(db: str) -> Iterator[str]:
             assert time.monotonic() < deadline, "the web page did not come up"
             time.sleep(0.2)  # polling for the port, not synchronising with the page
     try:
-        yield url
+        yield url, f"127.0.0.1:{port}"
     finally:
         proc.terminate()
         proc.wait(timeout=30)

@@ -187,9 +187,10 @@ def latest_tournaments(store: StoreBase, limit: int) -> list[TournamentProgress]
     return out
 
 
-def deal_in_play(store: StoreBase, match_id: int) -> bool:
+def deal_in_play(store: StoreBase, match_id: int, *, others: bool = False) -> bool:
     """Whether a match's deal is still to be played: it, or another rotation of its set (same
-    tournament, round and table: the same seed), is pending or running."""
+    tournament, round and table: the same seed), is pending or running; with `others`, only
+    another rotation counts."""
     with Session(store.engine) as session:
         match = session.get(Match, match_id)
         if match is None:
@@ -202,6 +203,7 @@ def deal_in_play(store: StoreBase, match_id: int) -> bool:
                 Match.round == match.round,
                 Match.table_index == match.table_index,
                 col(Match.status).in_(UNPLAYED),
+                *([col(Match.id) != match_id] if others else []),
             )
         ).one()
     return bool(open_)
