@@ -18,7 +18,8 @@
       return;
     }
     if (s.state === "waiting") {
-      text("live-note", "Waiting for this match to be played by this server.");
+      text("live-note", "Not being played by this server yet: followed once it is; "
+        + "the page reloads when it ends.");
       return;
     }
     text("live-step", s.step);
