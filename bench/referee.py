@@ -269,9 +269,9 @@ async def compare(game: str, rounds: int) -> dict[str, float]:
     }
 
 
-async def referee_only(game: str, rounds: int, profile: bool) -> None:
+async def referee_only(game: str, rounds: int, profile: bool, transport: str) -> None:
     """The referee side alone, optionally under cProfile; prints decisions/s (and the top)."""
-    side = RefereeSide(game)
+    side = RefereeSide(game, transport=transport)
     await side.start()
     profiler = cProfile.Profile() if profile else None
     decisions, start = 0, time.perf_counter()
@@ -304,6 +304,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--referee-only", action="store_true", help="the referee side alone")
     parser.add_argument("--profile", action="store_true", help="with --referee-only: cProfile")
+    parser.add_argument(
+        "--transport",
+        choices=("grpc", "local"),
+        default="grpc",
+        help="with --referee-only: the bots' transport",
+    )
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
@@ -311,7 +317,7 @@ def main() -> None:
         return
     if args.referee_only:
         for game in [g for g in args.games.split(",") if g]:
-            asyncio.run(referee_only(game, args.rounds, args.profile))
+            asyncio.run(referee_only(game, args.rounds, args.profile, args.transport))
         return
     if args.rounds < 2:
         parser.error(f"--rounds {args.rounds}: need at least 2 rounds for a median and quartiles")

@@ -31,6 +31,7 @@ MAX_VARINT_BYTES = 10  # a 64-bit varint's longest encoding
 # Bytes queued for a bot that does not read them; past this the connection is closed (the
 # bot is disconnected) rather than the server's memory filled.
 MAX_UNREAD_BYTES = 64 * 1024 * 1024
+READ_BYTES = 64 * 1024  # a connection's read buffer; it grows for a longer frame, up to the cap
 # The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
 # /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
 FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
@@ -40,9 +41,18 @@ class FrameError(Exception):
     """Bytes that cannot be framed: the stream is lost (a fault, then the connection closes)."""
 
 
+def varint(n: int) -> bytes:
+    """n as a protobuf varint (what _VarintBytes gives, without its generic encoder)."""
+    if n < 0x80:
+        return bytes((n,))
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    return bytes(_VarintBytes(n))
+
+
 def frame(data: bytes) -> bytes:
     """data as one frame: its length as a varint, then the bytes."""
-    return bytes(_VarintBytes(len(data))) + data
+    return varint(len(data)) + data
 
 
 def split_frames(
@@ -72,6 +82,81 @@ def split_frames(
     return frames, pos
 
 
+class FrameBuffer:
+    """A stream's unread bytes and the whole frames at their start. Reads land in its buffer
+    (recv_into: nothing is allocated per read). A length over max_bytes or a varint over 10
+    bytes raises FrameError as soon as its bytes are in, before any room is made for the
+    announced payload."""
+
+    def __init__(self, max_bytes: int = MAX_MESSAGE_BYTES, size: int = READ_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._buf = bytearray(size)
+        self._view = memoryview(self._buf)
+        self._start = 0  # the first byte not yet framed
+        self._end = 0  # the end of the bytes read
+        self._need = 0  # the length of the frame that starts at _start, once known
+
+    def space(self) -> memoryview:
+        """Where the next read goes: never empty, room for the whole of an announced frame."""
+        start, end = self._start, self._end
+        if start == end:
+            self._start = self._end = self._need = 0
+        elif len(self._buf) - start < max(self._need, READ_BYTES // 4) or end == len(self._buf):
+            self._make_room()
+        return self._view[self._end :]
+
+    def _make_room(self) -> None:
+        """Move the unframed bytes to the front, into a larger buffer if a frame needs it."""
+        kept = self._end - self._start
+        size = max(len(self._buf), self._need + READ_BYTES // 4)
+        if size > len(self._buf):
+            old = self._view[self._start : self._end]
+            self._buf = bytearray(size)
+            self._buf[:kept] = old
+            self._view = memoryview(self._buf)
+        else:
+            self._buf[:kept] = self._buf[self._start : self._end]
+        self._start, self._end = 0, kept
+
+    def wrote(self, nbytes: int) -> None:
+        """Count nbytes read into space()."""
+        self._end += nbytes
+
+    def next_frame(self) -> bytes | None:
+        """The next whole frame's payload, or None until more bytes arrive."""
+        pos, end, buf = self._start, self._end, self._buf
+        if pos == end:
+            return None
+        first = buf[pos]
+        if first < 0x80:  # a length under 128: one byte
+            length, head = first, pos + 1
+        else:
+            length, shift, head = 0, 0, pos
+            while True:
+                if head == end:
+                    return None  # the varint is not all here yet
+                if head - pos == MAX_VARINT_BYTES:
+                    raise FrameError(f"a frame length of more than {MAX_VARINT_BYTES} bytes")
+                byte = buf[head]
+                length |= (byte & 0x7F) << shift
+                shift += 7
+                head += 1
+                if byte < 0x80:
+                    break
+        if length > self.max_bytes:
+            raise FrameError(f"a frame of {length} bytes, over the {self.max_bytes}-byte cap")
+        stop = head + length
+        if stop > end:
+            self._need = stop - pos
+            return None
+        self._start, self._need = stop, 0
+        return bytes(self._view[head:stop])
+
+    def clear(self) -> None:
+        """Forget every unread byte."""
+        self._start = self._end = self._need = 0
+
+
 class LocalSession(BotSession):
     """A bot session whose messages are written as frames straight to its socket."""
 
@@ -82,7 +167,7 @@ class LocalSession(BotSession):
         if self.closed or self.transport is None:
             return
         data = msg if isinstance(msg, bytes) else msg.SerializeToString()
-        self.transport.write(_VarintBytes(len(data)) + data)
+        self.transport.write(varint(len(data)) + data)
         if self.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
             log.warning("closed the stream of %s: it reads nothing", self.identity.name)
             self.transport.abort()
@@ -95,7 +180,7 @@ class LocalSession(BotSession):
                 self.transport.close()
 
 
-class LocalConnection(asyncio.Protocol):
+class LocalConnection(asyncio.BufferedProtocol):
     """The server's end of one managed bot's socket pair: Hello, then frames both ways."""
 
     def __init__(
@@ -113,7 +198,7 @@ class LocalConnection(asyncio.Protocol):
         self.name = name
         self.transport: asyncio.Transport | None = None
         self.session: LocalSession | None = None
-        self._buf = bytearray()
+        self._frames = FrameBuffer()
         self._hello_timer: asyncio.TimerHandle | None = None
         self.closed = asyncio.get_running_loop().create_future()
 
@@ -124,23 +209,22 @@ class LocalConnection(asyncio.Protocol):
             service.HELLO_TIMEOUT_S, self._refuse, f"no Hello within {service.HELLO_TIMEOUT_S:g} s"
         )
 
-    def data_received(self, data: bytes) -> None:  # noqa: D102
-        if self._buf:
-            self._buf += data
-            buf: bytes | bytearray = self._buf
-        else:
-            buf = data
-        try:
-            frames, used = split_frames(buf)
-        except FrameError as err:
-            self._lost_framing(str(err))
-            return
-        if buf is self._buf:
-            del self._buf[:used]
-        elif used < len(data):
-            self._buf += data[used:]
-        for payload in frames:
-            if self.transport is None or self.transport.is_closing():
+    def get_buffer(self, sizehint: int) -> memoryview:  # noqa: D102
+        return self._frames.space()
+
+    def buffer_updated(self, nbytes: int) -> None:  # noqa: D102
+        frames = self._frames
+        frames.wrote(nbytes)
+        transport = self.transport
+        while True:
+            try:
+                payload = frames.next_frame()
+            except FrameError as err:
+                self._lost_framing(str(err))
+                return
+            if payload is None:
+                return
+            if transport is None or transport.is_closing():
                 return
             msg = service.parse_bot_message(payload)
             if self.session is None:
@@ -177,7 +261,7 @@ class LocalConnection(asyncio.Protocol):
     def _lost_framing(self, why: str) -> None:
         """Bytes that cannot be framed: a malformed fault, then the connection is closed
         (nothing after them can be trusted to start a frame)."""
-        self._buf.clear()
+        self._frames.clear()
         if self.session is None:
             self._refuse(why)
             return
@@ -193,7 +277,7 @@ class LocalConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:  # noqa: D102
         if self._hello_timer is not None:
             self._hello_timer.cancel()
-        self._buf = bytearray()
+        self._frames = FrameBuffer(size=1)  # nothing more is read: let the buffer go
         if self.session is not None:
             self.session.closed = True
             self.hub.detach(self.session)

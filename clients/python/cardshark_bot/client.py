@@ -17,19 +17,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import inspect
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark.v1 import referee_pb2_grpc
-from cardshark_bot.local import FrameError, open_link, parse_fd
+from cardshark_bot.local import BlockingLink, FrameError, LocalLink, open_link, parse_fd
 
 log = logging.getLogger("cardshark_bot")
 PROTOCOL_VERSION = 1
@@ -192,31 +195,100 @@ class BotClient:
 
     async def _serve_local(self, fd: int) -> None:
         """The whole run over the local transport: frames on descriptor fd."""
-
-        def on_message(msg: pb.RefereeMessage) -> None:
-            if self._dispatch(msg, link.send):
-                link.finish()
-
         try:
-            link = await open_link(fd, on_message)
+            sock = socket.socket(fileno=fd)
         except OSError as err:
             raise BotRefused(f"cannot use descriptor {fd}: {err.strerror or err}") from None
-        self._emit = link.send
+        busy = self._loop_busy()
+        link: LocalLink | BlockingLink | None = None
         try:
-            link.send(self._hello())
-            await link.done
+            if busy is not None:
+                link = BlockingLink(sock)
+                self._emit = link.send
+                link.send(self._hello())
+                link = await self._serve_blocking(link, busy)
+            else:
+                link = await self._open_local(sock, fd)
+                self._emit = link.send
+                link.send(self._hello())
+            if link is not None:
+                await link.done
         except FrameError as err:
             self.lost = f"the server sent bytes that are not frames on fd:{fd} ({err})"
         finally:
             self._emit = None
             self._cancel_tasks()
-            link.close()
+            if link is not None:
+                link.close()
+            else:
+                sock.close()
         if self.welcome is None:
             raise BotRefused(
                 f"the server closed descriptor {fd} without a Welcome (refused: its log says why)"
             )
         if self.goodbye is None and not self.lost:
             self.lost = f"the server closed fd:{fd}"
+
+    async def _open_local(self, sock: socket.socket, fd: int) -> LocalLink:
+        """A LocalLink on the loop that dispatches every message it reads."""
+
+        def on_message(msg: pb.RefereeMessage) -> None:
+            if self._dispatch(msg, link.send):
+                link.finish()
+
+        try:
+            link = await open_link(sock, on_message)
+        except OSError as err:
+            raise BotRefused(f"cannot use descriptor {fd}: {err.strerror or err}") from None
+        return link
+
+    def _loop_busy(self) -> Callable[[], bool] | None:
+        """For a plain decide function on a loop with nothing else to run: a check that the
+        loop has work waiting (a task started, a timer set). None where a blocking read would
+        starve something or where the loop cannot tell (another loop implementation)."""
+        if inspect.iscoroutinefunction(self.decide):
+            return None
+        loop = asyncio.get_running_loop()
+        ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
+        if not isinstance(ready, collections.deque) or not isinstance(timers, list):
+            return None
+        if ready or timers or len(asyncio.all_tasks(loop)) > 1:
+            return None
+        return lambda: bool(ready) or bool(timers)
+
+    async def _serve_blocking(
+        self, fast: BlockingLink, busy: Callable[[], bool]
+    ) -> LocalLink | None:
+        """Serve with blocking reads for as long as every answer is ready at once. When one is
+        awaited (or a task or timer was started), hand the rest over to the loop and return
+        that link; None once the conversation is over."""
+
+        def on_message(msg: pb.RefereeMessage) -> None:
+            if self._dispatch(msg, fast.send):
+                fast.finish()
+
+        while (payloads := fast.read()) is not None:
+            for payload in payloads:
+                try:
+                    msg = pb.RefereeMessage.FromString(payload)
+                except DecodeError as err:
+                    raise FrameError(f"a message that does not parse: {err}") from None
+                try:
+                    if self._dispatch(msg, fast.send):
+                        return None  # the Goodbye: nothing more is read
+                except Exception as exc:  # as the loop treats a failing protocol callback
+                    asyncio.get_running_loop().call_exception_handler(
+                        {
+                            "message": "Fatal error: protocol.data_received() call failed.",
+                            "exception": exc,
+                        }
+                    )
+                    return None
+            if fast.broken:
+                return None
+            if busy():
+                return await fast.hand_over(on_message)
+        return None
 
     async def _serve_once(self) -> None:
         outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
