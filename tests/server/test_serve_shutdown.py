@@ -68,7 +68,7 @@ def test_sigterm_leaves_an_admin_tournament_interrupted_and_resumable(tmp_path: 
             admin.AddBot(pb.AddBotRequest(name=f"b{i}", command=command), metadata=AUTH)
             names.append(f"b{i}")
         created = admin.CreateTournament(
-            pb.CreateTournamentRequest(game="knaves", bots=names, rounds=60, seed=3), metadata=AUTH
+            pb.CreateTournamentRequest(game="knaves", bots=names, rounds=30, seed=3), metadata=AUTH
         ).tournament
 
         def follow() -> None:

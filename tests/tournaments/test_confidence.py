@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tournaments.confidence import ConfidenceGoal, p_above, t_cdf
-from tournaments.errors import ScheduleError
+from tournaments.db import upgrade_schema
+from tournaments.errors import ScheduleError, SchemaOutdatedError
 from tournaments.ratings import SeatOutcome
 from tournaments.standings import estimate, summarise, unresolved
 from tournaments.store import Store
@@ -328,9 +329,14 @@ def test_a_database_from_before_goals_gains_their_table(store: Store, db_url: st
         store.add_bot(name)
     t = store.create_tournament("knaves", ["a", "b", "c"], seed=2)
     assert t.id is not None
-    with store.engine.begin() as connection:
-        connection.exec_driver_sql("DROP TABLE tournament_goals")
+    with store.engine.begin() as connection:  # as written before goals and before Alembic
+        for later in ("tournament_goals", "staged_results", "alembic_version"):
+            connection.exec_driver_sql(f"DROP TABLE {later}")
+        connection.exec_driver_sql("DROP INDEX ix_matches_set")
     store.close()
+    with pytest.raises(SchemaOutdatedError):  # refused until upgraded, never half-opened
+        Store(db_url)
+    upgrade_schema(db_url)
     with Store(db_url) as reopened:
         assert reopened.goal(t.id) is None
         reopened.set_goal(t.id, ConfidenceGoal(0.95, 3))
