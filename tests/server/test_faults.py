@@ -22,10 +22,9 @@ def transport(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def grpc_only(transport: str) -> None:
-    """Reconnecting needs a way back in; a local bot's only one is the socket it inherited."""
-    if transport == "local":
-        pytest.skip("the local transport has no reconnecting: its socket is the one way in")
+# Reconnecting needs a way back in; a local bot's only one is the socket it inherited, so the
+# reconnect tests run over gRPC alone (a lost local socket is a disconnect: test_vanished...).
+RECONNECTING = "grpc"
 
 
 async def match_with_hostile(
@@ -164,9 +163,8 @@ def test_vanished_bot_forfeits(transport: str, tmp_path: Path) -> None:
     assert_forfeited_last(record)
 
 
-def test_reconnect_within_grace_resumes_the_seat(transport: str, tmp_path: Path) -> None:
-    grpc_only(transport)
-    record = play(transport, tmp_path, "reconnect", 1)
+def test_reconnect_within_grace_resumes_the_seat(tmp_path: Path) -> None:
+    record = play(RECONNECTING, tmp_path, "reconnect", 1)
     assert kinds(record) == []
     assert_not_forfeited(record)
     assert len(record.actions) > 100
@@ -217,10 +215,9 @@ def test_a_wrong_answer_to_a_forced_decision_is_charged_and_the_match_stays_whol
 
 
 def test_a_forced_decision_is_asked_again_unchanged_after_a_reconnect(
-    transport: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    grpc_only(transport)
-    record, sent = play_forced(transport, tmp_path, "reconnect", 1, monkeypatch)
+    record, sent = play_forced(RECONNECTING, tmp_path, "reconnect", 1, monkeypatch)
     assert kinds(record) == []
     assert_not_forfeited(record)
     first = next(i for i, r in enumerate(sent) if len(r.legal_actions) == 1)
