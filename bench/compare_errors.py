@@ -23,12 +23,10 @@ the pool's mean difference.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import random
 import statistics
 import sys
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -36,8 +34,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "clients/python"), str(ROOT / "clients/python/examples")]
 
+from house_play import play_noisy  # noqa: E402
+
 from games.registry import get_game  # noqa: E402
-from server import protocol  # noqa: E402
 from server.cli.compare import DEFAULT_H1, DEFAULT_MAX_SETS, set_difference, set_seats  # noqa: E402
 from tournaments.sequential import BETTER, NOT_BETTER, SprtSettings, sprt  # noqa: E402
 
@@ -51,32 +50,13 @@ RUNS = 2000
 def play_compare_set(job: tuple[str, float, float, int]) -> float:
     """One compare set of NEW (noise a) against BASE (noise b), random bots elsewhere."""
     name, new_noise, base_noise, seed = job
-    game = get_game(name)
-    seats = game.spec.default_seats
-    decide: Callable[[Any], str] = importlib.import_module(name.replace("-", "_") + "_bot").decide
+    seats = get_game(name).spec.default_seats
     noise = [new_noise, base_noise] + [FIELD_NOISE] * (seats - 2)
     seatings = set_seats(seats)
     scores = []
     for r, seating in enumerate(seatings):
-        streams = [random.Random(f"{seed}:{r}:{s}") for s in range(seats)]
-        state = game.new_match(seed, seats)
-        while (seat := game.to_act(state)) is not None:
-            legal = game.legal_actions(state)
-            if streams[seat].random() < noise[seating[seat]]:
-                game.apply(state, streams[seat].choice(legal))
-                continue
-            msg = protocol.decision_request(
-                game_name=name,
-                request_id=0,
-                match_id=f"{seed}:{r}",
-                seat=seat,
-                view=game.view(state, seat),
-                actions=legal,
-                move_ms=0,
-                bank_ms=0,
-            )
-            game.apply(state, decide(msg.request))
-        scores.append([int(x) for x in game.scores(state)])
+        played = play_noisy(name, seed, [noise[role] for role in seating], f"{seed}:{r}")
+        scores.append([int(x) for x in played])
     return set_difference(seatings, scores)
 
 

@@ -28,7 +28,6 @@ whether the targets hold: (b) needs at most 1.2x the matches of (c), and at most
 from __future__ import annotations
 
 import argparse
-import importlib
 import itertools
 import json
 import math
@@ -36,7 +35,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -47,9 +46,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "clients/python"), str(ROOT / "clients/pyt
 from compare_errors import POOL_SETS as COMPARE_POOL_SETS  # noqa: E402
 from compare_errors import RUNS as COMPARE_RUNS  # noqa: E402
 from compare_errors import bench_compare, print_compare  # noqa: E402
+from house_play import play_noisy  # noqa: E402
 
 from games.registry import get_game  # noqa: E402
-from server import protocol  # noqa: E402
 from tournaments.ratings import (  # noqa: E402
     Rating,
     SeatOutcome,
@@ -87,32 +86,11 @@ def field_of(game: str) -> tuple[int, tuple[float, ...]]:
 def play_set(job: tuple[str, tuple[int, ...], int]) -> PoolSet:
     """One deal at one table in every rotation, house policies answering real requests."""
     name, table, seed = job
-    game = get_game(name)
     _, noises = field_of(name)
-    decide: Callable[[Any], str] = importlib.import_module(name.replace("-", "_") + "_bot").decide
-    k = len(table)
     played = []
     for r, seats in enumerate(rotations(table)):
-        streams = [random.Random(f"{seed}:{r}:{s}") for s in range(k)]
-        state = game.new_match(seed, k)
-        while (seat := game.to_act(state)) is not None:
-            legal = game.legal_actions(state)
-            rng = streams[seat]
-            if rng.random() < noises[seats[seat]]:
-                game.apply(state, rng.choice(legal))
-                continue
-            msg = protocol.decision_request(
-                game_name=name,
-                request_id=0,
-                match_id=f"{seed}:{r}",
-                seat=seat,
-                view=game.view(state, seat),
-                actions=legal,
-                move_ms=0,
-                bank_ms=0,
-            )
-            game.apply(state, decide(msg.request))
-        played.append((seats, tuple(float(x) for x in game.scores(state))))
+        scores = play_noisy(name, seed, [noises[p] for p in seats], f"{seed}:{r}")
+        played.append((seats, tuple(scores)))
     return table, played
 
 
