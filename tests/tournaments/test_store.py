@@ -219,7 +219,7 @@ def test_a_failure_inside_the_transaction_rolls_everything_back(
         store.record_result(done.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     m = store.pending_matches(t.id)[0]  # the match that completes the set
     assert m.id is not None
-    monkeypatch.setattr(store_module.ratings, "apply_set", broken)
+    monkeypatch.setattr(store_module.recording, "apply_set", broken)
     with pytest.raises(RuntimeError):
         store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
     monkeypatch.undo()

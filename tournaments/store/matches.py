@@ -7,23 +7,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlmodel import col, func, select
+from sqlalchemy import Connection
+from sqlalchemy.engine import URL
+from sqlmodel import col, select
 
-from tournaments.errors import MatchAlreadyFinishedError, MatchStateError, ResultError
+from tournaments.errors import (
+    MatchAlreadyFinishedError,
+    MatchStateError,
+    ResultError,
+    UnknownMatchError,
+    UnknownTournamentError,
+)
 from tournaments.models import (
     Bot,
     Match,
     MatchStatus,
     SeatResult,
     Tournament,
-    TournamentGoal,
-    TournamentStatus,
     utc_now,
 )
 from tournaments.ratings import SeatOutcome, placements
+from tournaments.store import recording
 from tournaments.store.ratings import RatingStore
 
-UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
+UNFINISHED = recording.UNFINISHED
 
 LOAD_VOID_PREFIX = "load:"  # a void reason that names the server's load
 
@@ -49,6 +56,11 @@ class MatchDetail:
 
 class MatchStore(RatingStore):
     """Matches: read them, start, void and record results (which rate them)."""
+
+    def __init__(self, url: str | URL | None = None, *, echo: bool = False) -> None:
+        """Open the store."""
+        super().__init__(url, echo=echo)
+        self._tournament_facts: dict[int, recording.TournamentFacts] = {}
 
     def matches(self, tournament_id: int, *, include_voided: bool = True) -> list[Match]:
         """Every match row of a tournament in schedule order (attempts in order)."""
@@ -112,15 +124,11 @@ class MatchStore(RatingStore):
     def start_match(self, match_id: int) -> Match:
         """Mark a pending (or stale running) match running; its tournament becomes running."""
         with self._write() as session:
-            match = self._match(session, match_id, lock=True)
-            self._check_open(match, "start")
-            match.status = MatchStatus.RUNNING.value
-            match.started = utc_now()
-            session.add(match)
-            tournament = self._tournament(session, match.tournament_id)
-            if tournament.status == TournamentStatus.PENDING.value:
-                tournament.status = TournamentStatus.RUNNING.value
-                session.add(tournament)
+            conn = session.connection()
+            match = self._open_match(conn, match_id, "start")
+            now = utc_now()
+            recording.mark_running(conn, match, now)
+            match.status, match.started = MatchStatus.RUNNING.value, now
         return match
 
     def void_match(
@@ -168,56 +176,39 @@ class MatchStore(RatingStore):
             if not isinstance(outcome, SeatOutcome):
                 raise ResultError(f"outcomes must be SeatOutcome values, not {outcome!r}")
         with self._write() as session:
-            match = self._match(session, match_id, lock=True)
-            self._check_open(match, "record a result for")
+            conn = session.connection()
+            match = self._open_match(conn, match_id, "record a result for")
             if len(outcomes) != len(match.seats):
                 raise ResultError(
                     f"match {match_id} has {len(match.seats)} seats but {len(outcomes)} "
                     "outcomes were given"
                 )
-            tournament = self._tournament(session, match.tournament_id)
-            ranks = placements(outcomes)
-            seat_rows = [
-                SeatResult(
-                    match_id=match_id,
-                    seat=seat,
-                    bot_id=bot_id,
-                    score=float(o.score),
-                    rank=rank,
-                    faults=o.faults,
-                    forfeited=o.forfeited,
-                )
-                for seat, (bot_id, o, rank) in enumerate(
-                    zip(match.seats, outcomes, ranks, strict=True)
-                )
-            ]
-            session.add_all(seat_rows)
-            match.status = MatchStatus.FINISHED.value
-            match.finished = utc_now()
-            match.result = {
-                "scores": [float(o.score) for o in outcomes],
-                "ranks": list(ranks),
-                "faults": [o.faults for o in outcomes],
-                "forfeited": [o.forfeited for o in outcomes],
-            }
-            match.record = record
-            session.add(match)
-            session.flush()
-            if self._later_match_rated(session, tournament, match):
+            tournament = self._facts(conn, match.tournament_id)
+            seats = recording.store_result(
+                conn, match, placements(outcomes), outcomes, record, utc_now()
+            )
+            if recording.later_match_rated(conn, tournament, match):
                 self._recompute(session, tournament.game)
             else:
-                self._rate(session, tournament, match, seat_rows)
-            left = session.exec(
-                select(func.count())
-                .select_from(Match)
-                .where(Match.tournament_id == tournament.id, col(Match.status).in_(UNFINISHED))
-            ).one()
-            # A tournament with an --until-confident goal is finished by its verdict, not by
-            # its last scheduled match: a kill before the next round must leave it resumable.
-            goal = session.get(TournamentGoal, tournament.id)
-            if left == 0 and tournament.status != TournamentStatus.CANCELLED.value and not goal:
-                tournament.status = TournamentStatus.FINISHED.value
-                session.add(tournament)
+                recording.rate_recorded(conn, tournament, match, seats)
+            recording.finish_if_done(conn, tournament.id)
+        return match
+
+    def _facts(self, conn: Connection, tournament_id: int) -> recording.TournamentFacts:
+        # A tournament's game and rating settings never change once it is created.
+        facts = self._tournament_facts.get(tournament_id)
+        if facts is None:
+            facts = recording.tournament_facts(conn, tournament_id)
+            if facts is None:
+                raise UnknownTournamentError(tournament_id)
+            self._tournament_facts[tournament_id] = facts
+        return facts
+
+    def _open_match(self, conn: Connection, match_id: int, action: str) -> Match:
+        match = recording.lock_match(conn, match_id)
+        if match is None:
+            raise UnknownMatchError(match_id)
+        self._check_open(match, action)
         return match
 
     def seat_results(self, match_id: int) -> list[SeatResult]:

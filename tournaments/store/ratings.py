@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_
+from sqlalchemy import delete, insert
 from sqlalchemy.engine import URL
 from sqlmodel import Field, Session, SQLModel, col, select
 
@@ -157,106 +157,6 @@ class RatingStore(StoreBase):
                 f"{RATING_METHOD_NAME} rating of record (method {RATING_METHOD})",
                 file=sys.stderr,
             )
-
-    def _later_match_rated(self, session: Session, tournament: Tournament, match: Match) -> bool:
-        later = session.exec(
-            select(Match.id)
-            .join(Tournament, col(Tournament.id) == col(Match.tournament_id))
-            .where(
-                Tournament.game == tournament.game,
-                Match.status == MatchStatus.FINISHED.value,
-                Match.id != match.id,
-                or_(
-                    col(Match.tournament_id) > match.tournament_id,
-                    and_(
-                        col(Match.tournament_id) == match.tournament_id,
-                        col(Match.schedule_index) > match.schedule_index,
-                    ),
-                ),
-            )
-            .limit(1)
-        ).first()
-        return later is not None
-
-    def _rate(
-        self, session: Session, tournament: Tournament, match: Match, seats: list[SeatResult]
-    ) -> None:
-        """Count a recorded match (already in the session); rate its set when this match
-        completes it."""
-        stored = self._locked_ratings(session, tournament.game, [s.bot_id for s in seats])
-        for seat in seats:
-            row = stored.get(seat.bot_id)
-            if row is None:
-                initial = tournament.trueskill.initial()
-                row = BotRating(
-                    bot_id=seat.bot_id, game=tournament.game, mu=initial.mu, sigma=initial.sigma
-                )
-                stored[seat.bot_id] = row
-            row.matches += 1
-            row.score_sum += seat.score
-            row.faults += seat.faults
-            session.add(row)
-        members = session.exec(
-            select(Match)
-            .where(
-                Match.tournament_id == match.tournament_id,
-                Match.round == match.round,
-                Match.table_index == match.table_index,
-                Match.status != MatchStatus.VOIDED.value,
-            )
-            .order_by(col(Match.schedule_index))
-        ).all()
-        if any(m.status != MatchStatus.FINISHED.value for m in members):
-            return
-        member_ids = [m.id for m in members]
-        rows = session.exec(
-            select(SeatResult)
-            .join(Match, col(Match.id) == col(SeatResult.match_id))
-            .where(col(SeatResult.match_id).in_(member_ids))
-            .order_by(col(Match.schedule_index), col(SeatResult.seat))
-        ).all()
-        by_match: dict[int, list[SeatResult]] = defaultdict(list)
-        for seat_row in rows:
-            by_match[seat_row.match_id].append(seat_row)
-        bots, scores = set_scores([_seated(by_match[m]) for m in by_match])
-        stored.update(self._locked_ratings(session, tournament.game, bots))
-        last_tournament = dict(
-            session.exec(
-                select(RatingHistory.bot_id, func.max(Match.tournament_id))
-                .join(Match, col(Match.id) == col(RatingHistory.match_id))
-                .where(RatingHistory.game == tournament.game, col(RatingHistory.bot_id).in_(bots))
-                .group_by(col(RatingHistory.bot_id))
-            ).all()
-        )
-        changes = apply_set(
-            tournament.trueskill,
-            {b: r.rating for b, r in stored.items()},
-            bots,
-            scores,
-            len(members),
-            carried={b for b, t in last_tournament.items() if t != tournament.id},
-        )
-        last_id = members[-1].id
-        assert last_id is not None
-        for change in changes:
-            row = stored[change.bot_id]
-            row.mu, row.sigma = change.after.mu, change.after.sigma
-            session.add(row)
-            session.add(
-                _history(tournament.game, last_id, change.bot_id, change.before, change.after)
-            )
-
-    def _locked_ratings(
-        self, session: Session, game: str, bot_ids: list[int]
-    ) -> dict[int, BotRating]:
-        return {
-            r.bot_id: r
-            for r in session.exec(
-                select(BotRating)
-                .where(BotRating.game == game, col(BotRating.bot_id).in_(bot_ids))
-                .with_for_update()
-            ).all()
-        }
 
     def _recompute(self, session: Session, game: str) -> int:
         session.flush()
