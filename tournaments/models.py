@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Double, Index, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, DateTime, Double, Index, LargeBinary, UniqueConstraint
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
@@ -60,6 +60,18 @@ class TournamentStatus(StrEnum):
     INTERRUPTED = "interrupted"  # stopped by Ctrl-C or SIGTERM; resume plays what is left
 
 
+class BotArchive(SQLModel, table=True):
+    """A managed bot's directory as a gzipped tar, keyed by the SHA-256 of the tar itself
+    (the uncompressed stream: the same tree gives the same digest whatever the compressor)."""
+
+    __tablename__ = "bot_archives"
+
+    digest: str = Field(primary_key=True, max_length=64)
+    data: bytes = Field(sa_type=LargeBinary)
+    size: int = Field(sa_type=BigInteger)  # bytes of the uncompressed tar
+    created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+
+
 class Bot(SQLModel, table=True):
     """A registered bot; its token is kept only as a SHA-256 hex digest."""
 
@@ -69,6 +81,11 @@ class Bot(SQLModel, table=True):
     name: str = Field(unique=True, index=True, max_length=64)
     token_hash: str = Field(unique=True, index=True, max_length=64)
     command: str | None = Field(default=None)
+    # The stored directory the command runs in (bot add --dir), by its digest; None: the
+    # command runs where it is (a path that must exist on every machine that plays it).
+    code_digest: str | None = Field(
+        default=None, foreign_key="bot_archives.digest", index=True, max_length=64
+    )
     created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
     removed: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
