@@ -160,7 +160,8 @@ class Match(SQLModel, table=True):
     __tablename__ = "matches"
     __table_args__ = (
         UniqueConstraint("tournament_id", "schedule_index", "attempt"),
-        Index("ix_matches_tournament_status", "tournament_id", "status"),
+        # Recording a match probes it for a later recorded match (tournaments/store/recording.py).
+        Index("ix_matches_rated", "tournament_id", "status", "schedule_index"),
         # Every recorded match looks up its set (rotation of one table in one round).
         Index("ix_matches_set", "tournament_id", "round", "table_index"),
     )

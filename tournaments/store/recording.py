@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, and_, bindparam, exists, func, insert, or_, select, update
+from sqlalchemy import Connection, Table, bindparam, exists, func, insert, or_, select, update
 from sqlmodel import SQLModel
 
 from tournaments.models import Match, MatchStatus, TournamentStatus
@@ -69,19 +69,19 @@ TOURNAMENT_FINISHED = (
     .values(status=TournamentStatus.FINISHED.value)
 )
 TOURNAMENT_FACTS = select(TOURNAMENTS).where(_t.id == bindparam("t_id"))
-LATER_RATED = (
-    select(_m.id)
-    .join(TOURNAMENTS, _t.id == _m.tournament_id)
-    .where(
-        _t.game == bindparam("game"),
-        _m.status == _FINISHED,
-        _m.id != bindparam("m_id"),
-        or_(
-            _m.tournament_id > bindparam("t_id"),
-            and_(_m.tournament_id == bindparam("t_id"), _m.schedule_index > bindparam("index")),
+# Two probes of ix_matches_rated (tournament, status, schedule index), not one scan of
+# the tournament's finished matches: this runs once per recorded match.
+LATER_RATED = select(
+    or_(
+        exists().where(
+            _m.tournament_id == bindparam("t_id"),
+            _m.status == _FINISHED,
+            _m.schedule_index > bindparam("index"),
         ),
+        exists()
+        .where(_t.game == bindparam("game"), _t.id > bindparam("t_id"))
+        .where(_m.tournament_id == _t.id, _m.status == _FINISHED),
     )
-    .limit(1)
 )
 LOCK_RATINGS = (
     select(RATINGS)
@@ -204,13 +204,8 @@ def store_result(
 
 def later_match_rated(conn: Connection, tournament: TournamentFacts, match: Match) -> bool:
     """Whether a match of the game later in rating order is already recorded."""
-    params = {
-        "game": tournament.game,
-        "m_id": match.id,
-        "t_id": match.tournament_id,
-        "index": match.schedule_index,
-    }
-    return conn.execute(LATER_RATED, params).first() is not None
+    params = {"game": tournament.game, "t_id": match.tournament_id, "index": match.schedule_index}
+    return bool(conn.execute(LATER_RATED, params).scalar())
 
 
 def finish_if_done(conn: Connection, tournament_id: int) -> None:
