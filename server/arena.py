@@ -151,8 +151,11 @@ class Arena:
         command: str | Sequence[str],
         token: str,
         log_dir: Path | None = None,
+        *,
+        workdir: Path | None = None,
     ) -> ManagedBot:
-        """Start a managed bot (sandboxed per the arena's policy) that connects with token.
+        """Start a managed bot (sandboxed per the arena's policy) that connects with token;
+        with workdir (its unpacked stored code), the command runs there.
 
         The token is a launch token: it is revoked as soon as the process exits.
         """
@@ -162,6 +165,7 @@ class Arena:
             (log_dir or self.log_dir) / f"{name}.stderr.log",
             sandbox=self.sandbox,
             socket_path=self.socket_path,
+            workdir=workdir,
         )
         assert self.running is not None, "arena not started"
         if self.transport == "local":

@@ -51,9 +51,11 @@ class ManagedBot:
         log_path: Path,
         sandbox: SandboxPolicy = NO_SANDBOX,
         socket_path: str | None = None,
+        workdir: Path | None = None,
     ) -> None:
         self.name = name
         self.argv = split_command(command)
+        self.workdir = workdir  # its stored code, unpacked: the command runs in it
         self.log_path = log_path
         self.sandbox = sandbox
         self.socket_path = socket_path
@@ -87,6 +89,7 @@ class ManagedBot:
                 None if local is not None else self.socket_path,
                 token,
                 server=server if local is not None else None,
+                workdir=self.workdir,
             )
             argv, env, preexec = self.confinement.argv, self.confinement.env, None
         else:
@@ -102,6 +105,7 @@ class ManagedBot:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
                 env=env,
+                cwd=self.workdir,
                 start_new_session=True,
                 preexec_fn=preexec,
             )

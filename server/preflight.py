@@ -15,11 +15,14 @@ from tournaments.errors import TournamentError
 
 @dataclass(frozen=True)
 class BotToStart:
-    """A managed bot as the runner asks for it: name, stored id, command."""
+    """A managed bot as the runner asks for it: name, stored id, command; with stored code,
+    its digest, and the directory it is unpacked in (the command's working directory)."""
 
     name: str
     bot_id: str
     command: str
+    digest: str | None = None
+    workdir: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ async def start_managed(
     for bot in bots:
         token = arena.register(bot.name, bot_id=bot.bot_id)
         try:
-            process = await arena.spawn(bot.name, bot.command, token, log_dir)
+            process = await arena.spawn(bot.name, bot.command, token, log_dir, workdir=bot.workdir)
         except (FileNotFoundError, PermissionError) as exc:
             # Unsandboxed, the bot's own program is exec'd here: a missing file is its fault.
             failures.append(StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}"))

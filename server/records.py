@@ -58,6 +58,9 @@ class MatchRecord:
     forfeited: list[bool] = field(default_factory=list)
     status: str = "running"
     reason: str = ""
+    # Per seat, the digest of the stored code that played it (None: a command or remote bot);
+    # empty when no seated bot has stored code.
+    code: list[str | None] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON-ready data (what dataclasses.asdict gives, ~50x faster: asdict
@@ -76,6 +79,7 @@ class MatchRecord:
             "forfeited": list(self.forfeited),
             "status": self.status,
             "reason": self.reason,
+            "code": list(self.code),
         }
 
     def faults_of(self, seat: int) -> list[Fault]:

@@ -81,6 +81,9 @@ class SandboxPolicy:
     )
     # A bot directory may not be or hold these (the server's working directory, database, logs).
     forbidden: tuple[str, ...] = ()
+    # Where stored bot code is unpacked, one directory per digest (None: the default cache,
+    # server.bot_code.default_cache_root).
+    code_cache: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SANDBOX_KINDS:
@@ -274,15 +277,23 @@ def confine(
     socket_path: str | None,
     token: str,
     server: str | None = None,
+    workdir: Path | None = None,
 ) -> Confinement:
     """The command line that starts argv in a new sandbox, reaching the referee by socket_path
     bind-mounted inside; with no socket_path, by `server` (the local transport's inherited
-    descriptor, "fd:3": bwrap passes inherited descriptors through) and nothing else."""
+    descriptor, "fd:3": bwrap passes inherited descriptors through) and nothing else.
+
+    With workdir (a bot's unpacked stored code), that is the bot's own directory, mounted
+    read-only, and argv runs in it as given (relative paths are the tree's)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bwrap is not installed (Debian package bubblewrap)")
-    argv = absolute_argv(argv)
-    own_dir = bot_directory(argv, policy)
+    own_dir: Path | None
+    if workdir is not None:
+        argv, own_dir = list(argv), Path(os.path.abspath(workdir))
+    else:
+        argv = absolute_argv(argv)
+        own_dir = bot_directory(argv, policy)
     if own_dir is not None:
         for bad in policy.forbidden:
             if _within(Path(os.path.abspath(bad)), own_dir):
@@ -311,17 +322,20 @@ def confine(
         if os.path.exists(p) and not any(_within(Path(p), Path(s)) for s in SYSTEM_DIRS)
     ]
     binds += [str(own_dir)] if own_dir is not None else []
+    # The private /tmp and home come first, so that a bot directory under /tmp (a test's, or
+    # a code cache there) is mounted on top of them instead of hidden by them.
+    tmp_size = str(policy.limits.tmp_mb << 20)
+    cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", TMP_INSIDE]
+    cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", HOME_INSIDE]
     # bwrap would make the mount points' parents 0700 root, which the bot's uid cannot cross.
-    parents = sorted({str(a) for b in [*binds, SOCKET_INSIDE] for a in Path(b).parents} - {"/"})
+    mounted = {"/", TMP_INSIDE, HOME_INSIDE}
+    parents = sorted({str(a) for b in [*binds, SOCKET_INSIDE] for a in Path(b).parents} - mounted)
     for parent in parents:
         cmd += ["--perms", "0755", "--dir", parent]
     for path in binds:
         cmd += ["--ro-bind", path, path]
     cmd += ["--chdir", str(own_dir) if own_dir is not None else HOME_INSIDE]
-    tmp_size = str(policy.limits.tmp_mb << 20)
     cmd += ["--proc", "/proc", "--dev", "/dev"]
-    cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", TMP_INSIDE]
-    cmd += ["--perms", "1777", "--size", tmp_size, "--tmpfs", HOME_INSIDE]
     if socket_path is not None:
         cmd += ["--ro-bind", socket_path, SOCKET_INSIDE]
         server = f"unix:{SOCKET_INSIDE}"

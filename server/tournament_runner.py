@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from server.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
+from server.bot_code import CodeCache, place_code
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.load import AdaptiveLimit, StormWatch
@@ -19,7 +20,7 @@ from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.errors import TournamentError
-from tournaments.models import Match, Tournament
+from tournaments.models import Bot, Match, Tournament
 from tournaments.ratings import SeatOutcome
 from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store
 
@@ -156,6 +157,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         return 0
     settings = run.clock or ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
     identities = {b.id: identity_for(b.id, b.name) for b in entrants if b.id is not None}
+    code = code_digests(entrants)
     committer: OrderedCommitter[FinishedMatch] = OrderedCommitter(
         [m.schedule_index for m in pending], lambda finished: _record(store, finished)
     )
@@ -179,6 +181,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
                 load_voids,
                 tournament=tournament,
                 writer=writer,
+                code=code,
             )
         outcomes = tuple(
             SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
@@ -209,13 +212,14 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     reason = TOURNAMENT_STOPPED
     try:
         managed = [
-            BotToStart(b.name, str(b.id), b.command)
+            BotToStart(b.name, str(b.id), b.command, digest=b.code_digest)
             for b in entrants
             if b.command and b.id is not None
         ]
-        preflight = await start_managed(arena, managed, settings.no_show_s, logs)
+        placed, refused = await place_code(managed, code_cache(arena), store.bot_archive)
+        preflight = await start_managed(arena, placed, settings.no_show_s, logs)
         spawned = preflight.started
-        failed = preflight.failures
+        failed = [*refused, *preflight.failures]
         if failed and (not run.allow_absent or any(f.server_fault for f in failed)):
             raise BotsDidNotStart(tournament_id, failed)
         for failure in failed:
@@ -236,6 +240,17 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
         await writer.close()
     return committer.committed
+
+
+def code_digests(bots: Sequence[Bot]) -> dict[int, str]:
+    """The digest of each bot's stored code, for bots that have one."""
+    return {b.id: b.code_digest for b in bots if b.id is not None and b.code_digest}
+
+
+def code_cache(arena: Arena) -> CodeCache:
+    """Where this arena's managed bots' stored code is unpacked."""
+    chosen = arena.sandbox.code_cache
+    return CodeCache(Path(chosen) if chosen is not None else None)
 
 
 def _retrieve(future: asyncio.Future[Match]) -> None:
@@ -259,9 +274,11 @@ async def play_until_not_voided(
     *,
     tournament: Tournament | None = None,
     writer: StoreWriter | None = None,
+    code: Mapping[int, str] | None = None,
 ) -> MatchRecord:
     """Play a match; a match voided by a server failure, or whose timeouts came in a storm
-    of the server's load, is stored as void and played again (never rated).
+    of the server's load, is stored as void and played again (never rated). With code (the
+    digests of seated bots' stored code), every attempt's record names the code per seat.
 
     With a writer, the store's writes go through it and the match starts playing while its
     start is being written (the writer writes it before anything the match writes later).
@@ -294,6 +311,8 @@ async def play_until_not_voided(
             clock=clock,
             match_id=str(match.id),
         )
+        if code:
+            record.code = [code.get(b) for b in match.seats]
         await started  # long written by now; raises if the start could not be
         timed_out = {record.seats[f.seat] for f in record.faults if f.kind == "timeout"}
         # Played alone at the lowest limit, timeouts are the bots' own, storm or not.

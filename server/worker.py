@@ -19,12 +19,20 @@ from procrastinate.types import JSONDict
 from sqlalchemy.engine import make_url
 
 from server.arena import Arena
+from server.bot_code import place_code
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.preflight import BotToStart, start_managed
+from server.queue_schema import ensure_queue
 from server.records import ClockSettings
 from server.sandbox import SandboxPolicy
-from server.tournament_runner import database_authenticator, identity_for, play_until_not_voided
+from server.tournament_runner import (
+    code_cache,
+    code_digests,
+    database_authenticator,
+    identity_for,
+    play_until_not_voided,
+)
 from tournaments.db import parse_url, safe_url
 from tournaments.errors import DatabaseUrlError, TournamentError
 from tournaments.models import MatchStatus
@@ -35,6 +43,7 @@ QUEUE = "matches"
 TASK = "cardshark:play_match"
 MAX_ATTEMPTS = 5  # a job that fails (not stalls) this often stays failed, visible in the queue
 WORKER_LOST = "worker lost: its job was found stalled (no heartbeat) and given to another"
+
 
 def conninfo(url: str | None) -> str:
     """The libpq connection string of a PostgreSQL URL; DatabaseUrlError for any other."""
@@ -55,15 +64,9 @@ def make_app(url: str | None) -> procrastinate.App:
 
 
 async def ensure_queue_schema(app: procrastinate.App) -> None:
-    """Create procrastinate's tables once; concurrent callers wait on an advisory lock."""
-    connector = app.connector
-    assert isinstance(connector, procrastinate.PsycopgConnector)
-    async with connector.pool.connection() as conn, conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock(1886548845)")  # "proc"
-        cursor = await conn.execute("SELECT to_regclass('procrastinate_jobs') IS NULL AS absent")
-        row = await cursor.fetchone()
-        if row is not None and row[0]:
-            await conn.execute(procrastinate.schema.SchemaManager.get_schema())
+    """Create procrastinate's tables on first use; refuse them when older than this
+    procrastinate's (`cardshark db upgrade` upgrades them): server.queue_schema."""
+    await ensure_queue(app)
 
 
 async def queue_matches(app: procrastinate.App, tournament_id: int, indices: list[int]) -> int:
@@ -103,9 +106,9 @@ class MatchPlayer:
             match = await asyncio.to_thread(store.void_match, match.id, WORKER_LOST)
         tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
         clock = ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
-        identities = await self._seat(tournament_id, match.seats, clock)
+        identities, code = await self._seat(tournament_id, match.seats, clock)
         record = await play_until_not_voided(
-            store, self.arena, match, identities, clock, tournament=tournament
+            store, self.arena, match, identities, clock, tournament=tournament, code=code
         )
         outcomes = [
             SeatOutcome(score, len(record.faults_of(seat)), record.forfeited[seat])
@@ -119,28 +122,32 @@ class MatchPlayer:
 
     async def _seat(
         self, tournament_id: int, seats: list[int], clock: ClockSettings
-    ) -> dict[int, BotIdentity]:
-        """Identities of the seated bots, each managed one started here unless it runs."""
+    ) -> tuple[dict[int, BotIdentity], dict[int, str]]:
+        """Identities of the seated bots, each managed one started here unless it runs (its
+        stored code unpacked here first), and the digests of their stored code."""
         bots = {
             b.id: b for b in await asyncio.to_thread(self.store.tournament_entrants, tournament_id)
         }
         wanted = [
-            BotToStart(bots[b].name, str(b), bots[b].command or "")
+            BotToStart(bots[b].name, str(b), bots[b].command or "", digest=bots[b].code_digest)
             for b in dict.fromkeys(seats)
             if bots[b].command and not (b in self.bots and self.bots[b].running())
         ]
         if wanted:
             logs = self.log_dir / f"worker-{self.name}"
-            started = await start_managed(self.arena, wanted, clock.no_show_s, logs)
+            cache = code_cache(self.arena)
+            placed, refused = await place_code(wanted, cache, self.store.bot_archive)
+            started = await start_managed(self.arena, placed, clock.no_show_s, logs)
             ids = {w.name: int(w.bot_id) for w in wanted}
             for bot in started.started:
                 self.bots[ids[bot.name]] = bot
-            for failure in started.failures:
+            for failure in [*refused, *started.failures]:
                 if failure.server_fault:
                     raise TournamentError(failure.message())
                 assert self.arena.running is not None
                 self.arena.running.hub.mark_gone(failure.bot_id, failure.reason)
-        return {b: identity_for(b, bots[b].name) for b in seats}
+        identities = {b: identity_for(b, bots[b].name) for b in seats}
+        return identities, code_digests([bots[b] for b in dict.fromkeys(seats)])
 
 
 async def retry_stalled(app: procrastinate.App, every_s: float, stalled_s: float) -> None:

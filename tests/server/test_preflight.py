@@ -179,10 +179,12 @@ def test_a_bot_the_server_could_not_start_voids_the_run_even_with_allow_absent(
     assert tournament.id is not None
     real_spawn = Arena.spawn
 
-    async def failing_spawn(self: Arena, name: str, command: str, token: str, *more: Any) -> Any:
+    async def failing_spawn(
+        self: Arena, name: str, command: str, token: str, *more: Any, **named: Any
+    ) -> Any:
         if name == "c":
             raise SandboxError("cannot create the cgroup /sys/fs/cgroup/pids/cardshark/x")
-        return await real_spawn(self, name, command, token, *more)
+        return await real_spawn(self, name, command, token, *more, **named)
 
     monkeypatch.setattr(Arena, "spawn", failing_spawn)
     with pytest.raises(BotsDidNotStart) as caught:

@@ -9,10 +9,10 @@ import secrets
 from typing import Literal
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import col, select
+from sqlmodel import Session, col, select
 
 from tournaments.errors import BotNameError, StorageError
-from tournaments.models import Bot, SeatResult, TournamentEntrant, utc_now
+from tournaments.models import Bot, BotArchive, SeatResult, TournamentEntrant, utc_now
 from tournaments.store.base import StoreBase
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -24,10 +24,15 @@ def hash_token(token: str) -> str:
 
 
 class BotStore(StoreBase):
-    """Bots: add, list, get, remove (delete or retire) and find by token."""
+    """Bots: add, list, get, remove (delete or retire), find by token, their stored code."""
 
-    def add_bot(self, name: str, command: str | None = None) -> tuple[Bot, str]:
-        """Register a bot; returns it and its plain token, which is never stored or shown again."""
+    def add_bot(
+        self, name: str, command: str | None = None, archive: BotArchive | None = None
+    ) -> tuple[Bot, str]:
+        """Register a bot; returns it and its plain token, which is never stored or shown again.
+
+        With archive (its directory packed), the archive is stored once per digest and the
+        bot's command runs in it wherever the bot is played."""
         if not BOT_NAME.fullmatch(name):
             raise BotNameError(
                 name,
@@ -41,6 +46,11 @@ class BotStore(StoreBase):
                     taken = "is taken by a removed bot" if existing.removed else "is already taken"
                     raise BotNameError(name, taken)
                 bot = Bot(name=name, token_hash=hash_token(token), command=command)
+                if archive is not None:
+                    if session.get(BotArchive, archive.digest) is None:
+                        session.add(archive)
+                        session.flush()  # the archive row before the bot that names it
+                    bot.code_digest = archive.digest
                 session.add(bot)
                 session.flush()
         except StorageError as exc:
@@ -74,10 +84,25 @@ class BotStore(StoreBase):
             played = session.exec(select(SeatResult.id).where(SeatResult.bot_id == bot.id)).first()
             if entered is None and played is None:
                 session.delete(bot)
+                session.flush()
+                if bot.code_digest is not None:
+                    self._drop_unused_archive(session, bot.code_digest)
                 return "deleted"
             bot.removed = utc_now()
             session.add(bot)
             return "retired"
+
+    def bot_archive(self, digest: str) -> bytes | None:
+        """The stored archive (gzipped tar) with this digest, or None."""
+        with self._read() as session:
+            row = session.get(BotArchive, digest)
+            return None if row is None else bytes(row.data)
+
+    def _drop_unused_archive(self, session: Session, digest: str) -> None:
+        used = session.exec(select(Bot.id).where(Bot.code_digest == digest)).first()
+        archive = session.get(BotArchive, digest)
+        if used is None and archive is not None:
+            session.delete(archive)
 
     def find_bot_by_token(self, token: str) -> Bot | None:
         """The active bot whose token this is, or None."""
