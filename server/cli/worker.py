@@ -6,6 +6,7 @@ server.worker is imported where it is used: procrastinate needs psycopg, which o
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -48,6 +49,14 @@ def worker(
     bot_memory: BotMemoryOption = 1024,
     bot_cpu: BotCpuOption = 0,
     bot_pids: BotPidsOption = 64,
+    bot_cache: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="CARDSHARK_BOT_CACHE",
+            help="Where bots stored with `bot add --dir` are unpacked, once per digest "
+            "(default ~/.cache/cardshark/bots).",
+        ),
+    ] = None,
 ) -> None:
     """Play queued matches of any tournament in a shared PostgreSQL database, with managed
     bots started here; SIGTERM finishes the match in play, then stops."""
@@ -60,6 +69,8 @@ def worker(
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
     with open_store(db) as store:  # the schema check, and a clear line for a bad URL
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        if bot_cache is not None:
+            policy = replace(policy, code_cache=str(bot_cache.expanduser().resolve()))
         url = store.engine.url.render_as_string(hide_password=False)
     settings = WorkerSettings(
         name or default_name(), log_dir, heartbeat, stalled_after, until_empty=until_empty

@@ -194,9 +194,9 @@ def test_workers_play_code_from_the_database_as_tournament_run_does(
     workers = [
         subprocess.Popen(
             [CARDSHARK, "worker", "--db", postgres_database, "--name", name, "--until-empty"]
-            + ["--log-dir", str(tmp_path / f"logs-{name}")],
+            + ["--log-dir", str(tmp_path / f"logs-{name}")]
+            + ["--bot-cache", str(tmp_path / f"cache-{name}")],
             cwd=server,
-            env={**os.environ, "CARDSHARK_BOT_CACHE": str(tmp_path / f"cache-{name}")},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
