@@ -28,6 +28,7 @@ from server.bot_archive import (
     unpack_tar,
 )
 from server.preflight import BotToStart, StartFailure
+from server.sandbox import SandboxPolicy
 
 CACHE_ENV = "CARDSHARK_BOT_CACHE"
 DIGEST = re.compile(r"[0-9a-f]{64}")
@@ -39,6 +40,12 @@ def default_cache_root() -> Path:
         return Path(chosen).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "cardshark" / "bots"
+
+
+def cache_for(policy: SandboxPolicy) -> CodeCache:
+    """The cache a sandbox policy names (its code_cache), else the default one."""
+    chosen = policy.code_cache
+    return CodeCache(Path(chosen) if chosen is not None else None)
 
 
 def remove_tree(path: Path) -> None:

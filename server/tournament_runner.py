@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from server.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
-from server.bot_code import CodeCache, place_code
+from server.bot_code import CodeCache, cache_for, place_code
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.load import AdaptiveLimit, StormWatch
@@ -249,8 +249,7 @@ def code_digests(bots: Sequence[Bot]) -> dict[int, str]:
 
 def code_cache(arena: Arena) -> CodeCache:
     """Where this arena's managed bots' stored code is unpacked."""
-    chosen = arena.sandbox.code_cache
-    return CodeCache(Path(chosen) if chosen is not None else None)
+    return cache_for(arena.sandbox)
 
 
 def _retrieve(future: asyncio.Future[Match]) -> None:

@@ -31,6 +31,7 @@ from server.cli.common import (
     open_store,
     require_sandbox,
     sandbox_policy,
+    stored_code,
 )
 from server.cli.demo import demo_bots
 from server.hub import BotIdentity
@@ -64,6 +65,7 @@ class Plan:
     port: int
     authenticate: Authenticator | None
     transport: str = "local"
+    workdir: Path | None = None  # the tested bot's stored code, unpacked (bot add --dir)
 
     @property
     def clock(self) -> ClockSettings:
@@ -119,7 +121,7 @@ async def play_trial(
         ]
         tested = []
         if plan.command is not None:
-            tested = [BotToStart(plan.name, plan.bot.bot_id, plan.command)]
+            tested = [BotToStart(plan.name, plan.bot.bot_id, plan.command, workdir=plan.workdir)]
             # The stderr tail shown must be this run's.
             (plan.log_dir / f"{plan.name}.stderr.log").unlink(missing_ok=True)
         else:
@@ -328,6 +330,7 @@ def bot_test(
         remote = not bot.command
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
         require_sandbox(policy)  # the house bots are managed, whatever the tested bot is
+        workdir = stored_code(store, bot.name, bot.code_digest, policy)
         plan = Plan(
             name=bot.name,
             bot=identity_for(bot.id, bot.name),
@@ -343,6 +346,7 @@ def bot_test(
             port=(REMOTE_PORT if remote else 0) if port is None else port,
             authenticate=database_authenticator(store) if remote else None,
             transport=transport,
+            workdir=workdir,
         )
 
         def say(line: str) -> None:

@@ -8,6 +8,7 @@ import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -16,6 +17,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from games.errors import GameError
+from server.bot_archive import ArchiveError
+from server.bot_code import cache_for
 from server.clocks import CLOCK_KINDS
 from server.sandbox import (
     BotLimits,
@@ -213,6 +216,16 @@ def sandbox_policy(
     elif check:
         require_sandbox(policy)
     return policy
+
+
+def stored_code(store: Store, name: str, digest: str | None, policy: SandboxPolicy) -> Path | None:
+    """A bot's stored code unpacked here (None without any), or one line saying why not."""
+    if digest is None:
+        return None
+    try:
+        return cache_for(policy).directory(digest, partial(store.bot_archive, digest))
+    except (ArchiveError, OSError) as exc:
+        fail(f"bot {name!r} cannot be played: its stored code was refused: {exc}")
 
 
 def check_clock(clock: str) -> None:

@@ -18,7 +18,7 @@ import random
 import secrets
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,6 +39,7 @@ from server.cli.common import (
     open_store,
     require_sandbox,
     sandbox_policy,
+    stored_code,
 )
 from server.house import house_bot as stored_house_bot
 from server.house import is_house, parse_house
@@ -72,6 +73,7 @@ class Entrant:
     role: str  # "new", "base", "field1", ...
     bot: str
     command: str
+    workdir: Path | None = None  # its stored code, unpacked (bot add --dir)
 
     @property
     def name(self) -> str:
@@ -164,8 +166,9 @@ def save_state(path: Path, data: dict[str, Any]) -> None:
     os.replace(temporary, path)
 
 
-def entrants(store: Store, config: Config) -> list[Entrant]:
-    """NEW, BASE and the field as managed bots (house: names registered on first use)."""
+def entrants(store: Store, config: Config) -> list[tuple[Entrant, str | None]]:
+    """NEW, BASE and the field as managed bots (house: names registered on first use), each
+    with the digest of its stored code, if it has some."""
     names = [config.new, config.base, *config.field]
     houses = {n: parse_house(n) for n in names if is_house(n)}  # all checked before storing
     out = []
@@ -178,7 +181,7 @@ def entrants(store: Store, config: Config) -> list[Entrant]:
                 f"{name} is a remote bot (no command); compare starts its bots itself: "
                 "give a managed bot (bot add NAME --command ...) or a house: name"
             )
-        out.append(Entrant(role, bot.name, bot.command))
+        out.append((Entrant(role, bot.name, bot.command), bot.code_digest))
     return out
 
 
@@ -281,7 +284,7 @@ async def play_sets(run: Run, say: Callable[[str], None]) -> str:
     """Play sets until the test decides or the cap; '' or why the run stopped early."""
     clock = ClockSettings(move_ms=run.config.move_ms)
     async with Arena(run.log_dir, sandbox=run.sandbox, transport=run.transport) as arena:
-        starts = [BotToStart(p.name, p.name, p.command) for p in run.players]
+        starts = [BotToStart(p.name, p.name, p.command, workdir=p.workdir) for p in run.players]
         preflight = await start_managed(arena, starts, clock.no_show_s)
         if preflight.failures:
             return "\n".join(f.message() for f in preflight.failures)
@@ -445,9 +448,10 @@ def compare(
         print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
 
     with open_store(db, create=True) as store:
-        players = entrants(store, config)
+        found = entrants(store, config)
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
         require_sandbox(policy)
+        players = [replace(p, workdir=stored_code(store, p.bot, d, policy)) for p, d in found]
     state = load_state(path) if path.exists() else {"config": config.to_json(), "sets": []}
     run = Run(
         config,
