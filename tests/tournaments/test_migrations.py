@@ -19,6 +19,7 @@ from sqlmodel import SQLModel
 from tournaments import schema
 from tournaments.db import make_engine, upgrade_schema
 from tournaments.errors import SchemaNewerError, SchemaOutdatedError
+from tournaments.models import BotArchive
 from tournaments.ratings import RATING_METHOD, SeatOutcome
 from tournaments.store import Store
 
@@ -327,3 +328,22 @@ def test_every_command_refuses_an_old_schema_in_one_line_until_db_upgrade(
     listed = cli("bot", "list", "--db", db_url)
     assert listed.returncode == 0, listed.stderr
     assert "ada" in listed.stdout and "bob" in listed.stdout
+
+
+def test_revision_0004_stores_bot_code_once_per_digest_after_an_upgrade(db_url: str) -> None:
+    first_schema_database(db_url)
+    upgrade_schema(db_url)
+    code = BotArchive(digest="d" * 64, data=b"tar.gz bytes", size=10240)
+    with Store(db_url) as store:
+        assert {b.name: b.code_digest for b in store.list_bots()} == {"ada": None, "bob": None}
+        one, _ = store.add_bot("coded", "python3 bot.py", code)
+        two, _ = store.add_bot("coded-too", "python3 bot.py", code.model_copy())
+        assert one.code_digest == two.code_digest == "d" * 64
+        assert store.bot_archive("d" * 64) == b"tar.gz bytes"
+        with store.engine.connect() as connection:
+            stored = connection.execute(text("SELECT count(*) FROM bot_archives")).scalar()
+        assert stored == 1  # stored once, named by both
+        assert store.remove_bot("coded") == "deleted"
+        assert store.bot_archive("d" * 64) == b"tar.gz bytes"  # coded-too still names it
+        assert store.remove_bot("coded-too") == "deleted"
+        assert store.bot_archive("d" * 64) is None
