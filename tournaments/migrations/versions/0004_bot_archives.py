@@ -20,7 +20,16 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    """Create bot_archives; add bots.code_digest referencing it."""
+    """Create bot_archives; add bots.code_digest referencing it (a database made by a build
+    with these already, then adopted by 0001 as unversioned, keeps them)."""
+    found = sa.inspect(op.get_bind())
+    if "bot_archives" not in found.get_table_names():
+        _create_archives()
+    if "code_digest" not in {c["name"] for c in found.get_columns("bots")}:
+        _add_code_digest()
+
+
+def _create_archives() -> None:
     op.create_table(
         "bot_archives",
         sa.Column("digest", sa.String(length=64), nullable=False),
@@ -29,6 +38,9 @@ def upgrade() -> None:
         sa.Column("created", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("digest"),
     )
+
+
+def _add_code_digest() -> None:
     if op.get_bind().dialect.name == "sqlite":
         # SQLite adds a column with its reference in place; batch mode would copy `bots`,
         # which other tables reference, and that copy fails their foreign keys.
