@@ -91,6 +91,16 @@ class TimedStore(Store):
         return self._timed(lambda: super(TimedStore, self).record(finished))
 
 
+class UnwrittenStore(TimedStore):
+    """A TimedStore that writes no match: the same tournament without its bookkeeping."""
+
+    def start_match(self, match_id: int) -> Match:
+        return self._timed(lambda: self.get_match(match_id))
+
+    def record(self, finished: FinishedMatch) -> Match:
+        return self._timed(lambda: Match(id=finished.match_id))  # type: ignore[call-arg]
+
+
 def percentile(values: list[float], q: float) -> float:
     """The q-quantile of values (0 if none)."""
     if not values:
@@ -168,10 +178,19 @@ async def preflight(tmp: str, bots: int = 5) -> float:
 
 
 async def throughput(
-    matches: int, concurrency: int, move_ms: int | None, tmp: str, transport: str | None = None
+    matches: int,
+    concurrency: int,
+    move_ms: int | None,
+    tmp: str,
+    transport: str | None = None,
+    *,
+    write: bool = True,
 ) -> dict[str, Any]:
-    """One round robin of at least `matches` matches, stored and rated; its figures."""
-    store = TimedStore(f"sqlite:///{tmp}/throughput.db")
+    """One round robin of at least `matches` matches, stored and rated (or, without write,
+    played with no match written); its figures."""
+    db = Path(tmp) / "throughput.db"
+    db.unlink(missing_ok=True)
+    store = (TimedStore if write else UnwrittenStore)(f"sqlite:///{db}")
     names = [store.add_bot(f"copy{i}", shlex.join(BOT))[0].name for i in range(COPIES)]
     # Every pair must meet: below that many tables the schedule is refused.
     tables = max(-(-matches // seatings_per_table(3)), min_covering_tables(COPIES, 3))
@@ -235,6 +254,13 @@ def main() -> None:
     parser.add_argument("--sweep", action="store_true", help="the fairness sweep too")
     parser.add_argument("--concurrency", default="1,2,4,8,16,32", help="the sweep's levels")
     parser.add_argument("--move-ms", type=int, default=20, help="the sweep's move clock")
+    parser.add_argument(
+        "--store-cost",
+        type=int,
+        default=0,
+        metavar="PAIRS",
+        help="also play PAIRS round robins with nothing written, alternating with stored ones",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if (why := unavailable_reason()) is not None:
@@ -245,6 +271,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         summary = asyncio.run(throughput(args.matches, at, None, tmp, args.transport))
         print("round robin: done", file=sys.stderr, flush=True)
+        if args.store_cost:
+            summary["store_cost"] = store_cost(args, at, tmp)
         if args.sweep:
             summary["sweep"] = sweep(args, tmp)
     if args.json:
@@ -260,6 +288,29 @@ def main() -> None:
     )
     if args.sweep:
         print_sweep(summary["sweep"], args.move_ms)
+    if args.store_cost:
+        cost = summary["store_cost"]
+        print(
+            f"store cost: {100 * cost['share']:.1f} % of the stored run's wall time "
+            f"(median of {len(cost['pairs'])} pairs; each: "
+            + ", ".join(f"{100 * p:.1f} %" for p in cost["pairs"])
+            + ")"
+        )
+
+
+def store_cost(args: argparse.Namespace, at: int, tmp: str) -> dict[str, Any]:
+    """What writing the matches costs: pairs of the same round robin, stored and not stored,
+    played one after the other; per pair (stored - unwritten) / stored wall time."""
+    pairs = []
+    for n in range(args.store_cost):
+        order = (True, False) if n % 2 == 0 else (False, True)
+        seconds = {}
+        for write in order:
+            run = asyncio.run(throughput(args.matches, at, None, tmp, args.transport, write=write))
+            seconds[write] = run["seconds"]
+        pairs.append((seconds[True] - seconds[False]) / seconds[True])
+        print(f"store cost pair {n + 1}: done", file=sys.stderr, flush=True)
+    return {"share": statistics.median(pairs), "pairs": pairs}
 
 
 def sweep(args: argparse.Namespace, tmp: str) -> dict[str, Any]:
