@@ -11,6 +11,7 @@ old index's queries (a tournament's matches by status) use the new one's prefix.
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
@@ -22,9 +23,13 @@ OLD, NEW = "ix_matches_tournament_status", "ix_matches_rated"
 
 
 def upgrade() -> None:
-    """Replace the (tournament_id, status) index by (tournament_id, status, schedule_index)."""
-    op.create_index(NEW, "matches", ["tournament_id", "status", "schedule_index"])
-    op.drop_index(OLD, table_name="matches")
+    """Replace the (tournament_id, status) index by (tournament_id, status, schedule_index)
+    (a database made by a build with the new index, then adopted as unversioned, has it)."""
+    present = {i["name"] for i in sa.inspect(op.get_bind()).get_indexes("matches")}
+    if NEW not in present:
+        op.create_index(NEW, "matches", ["tournament_id", "status", "schedule_index"])
+    if OLD in present:
+        op.drop_index(OLD, table_name="matches")
 
 
 def downgrade() -> None:
