@@ -32,7 +32,7 @@ import procrastinate
 import psycopg
 from procrastinate.types import JSONDict
 
-from server.worker import conninfo
+from server.worker import queue_connector
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,7 +123,8 @@ async def noop(n: int) -> None:
 async def queue_overhead_ms(server: str, jobs: int) -> float:
     db = fresh_database(server)
     Store(db).close()
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(db)))
+    # The connector a worker uses (its own queue changes are not flushed to disk).
+    app = procrastinate.App(connector=queue_connector(db, durable=False))
     task = app.task(name="bench:noop", queue="bench")(noop)
     async with app.open_async():
         await app.schema_manager.apply_schema_async()

@@ -55,9 +55,25 @@ def conninfo(url: str | None) -> str:
     return make_url(parsed).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def make_app(url: str | None) -> procrastinate.App:
-    """The task queue on the database at url (its tables are made by `ensure_queue_schema`)."""
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo(url)))
+# A worker's own queue changes (take a job, finish it, hand a stalled one back, heartbeats)
+# may be lost in a crash of PostgreSQL itself: each leaves the job in an earlier state, so it
+# is taken again and finds its match recorded or staged (the store commits those durably
+# on its own connection). Not flushing them saves a disk flush per change; deferring jobs
+# (`tournament create`) stays durable. docs/scaling.md has the cases.
+UNFLUSHED_COMMITS = {"options": "-c synchronous_commit=off"}
+
+
+def queue_connector(url: str | None, *, durable: bool = True) -> procrastinate.PsycopgConnector:
+    """procrastinate's connector to the database at url; a worker's need not flush commits."""
+    if durable:
+        return procrastinate.PsycopgConnector(conninfo=conninfo(url))
+    return procrastinate.PsycopgConnector(conninfo=conninfo(url), kwargs=UNFLUSHED_COMMITS)
+
+
+def make_app(url: str | None, *, durable: bool = True) -> procrastinate.App:
+    """The task queue on the database at url (its tables are made by `ensure_queue_schema`);
+    durable=False for a worker's (see UNFLUSHED_COMMITS)."""
+    app = procrastinate.App(connector=queue_connector(url, durable=durable))
     retry = procrastinate.RetryStrategy(max_attempts=MAX_ATTEMPTS, wait=2)
     app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)(play_match)
     return app
@@ -192,7 +208,7 @@ class WorkerSettings:
 async def run_worker(url: str, settings: WorkerSettings, sandbox: SandboxPolicy) -> int:
     """Take and play match jobs until SIGTERM/SIGINT (a match in play is finished first);
     returns how many matches this worker played."""
-    app = make_app(url)
+    app = make_app(url, durable=False)
     async with app.open_async():
         await ensure_queue_schema(app)
         store = await asyncio.to_thread(Store, url)

@@ -4,15 +4,17 @@ worker refuses a queue older than its procrastinate in one line."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import procrastinate
 import psycopg
 
 from server.queue_schema import BASELINE, VERSION_TABLE, migrations, newest, upgrade_queue
-from server.worker import conninfo
+from server.worker import conninfo, make_app
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUSE = ",".join(f"house:knaves:noise={n}" for n in ("0", "0.5", "1"))
@@ -93,3 +95,29 @@ def test_the_queue_is_still_made_on_first_use_and_an_old_one_refused(
     assert "run `cardshark db upgrade` with the same --db first" in lines[0]
     with psycopg.connect(conninfo(postgres_database)) as conn:
         assert conn.execute("SELECT count(*) FROM procrastinate_jobs").fetchone() == (6,)
+
+
+async def _synchronous_commit(url: str, *, durable: bool) -> str:
+    app = make_app(url, durable=durable)
+    async with app.open_async():
+        connector = app.connector
+        assert isinstance(connector, procrastinate.PsycopgConnector)
+        async with connector.pool.connection() as conn:
+            cursor = await conn.execute("SHOW synchronous_commit")
+            row = await cursor.fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_a_workers_queue_changes_skip_the_disk_flush_and_deferring_jobs_does_not(
+    postgres_database: str,
+) -> None:
+    # A worker's own changes may be lost in a crash of PostgreSQL (the job is taken again and
+    # finds its match recorded); the jobs `tournament create` defers must not be. The test
+    # server does not flush at all: this database is made to, as a production one would.
+    with psycopg.connect(conninfo(postgres_database), autocommit=True) as conn:
+        name = conn.execute("SELECT current_database()").fetchone()
+        assert name is not None
+        conn.execute(f'ALTER DATABASE "{name[0]}" SET synchronous_commit = on')
+    assert asyncio.run(_synchronous_commit(postgres_database, durable=False)) == "off"
+    assert asyncio.run(_synchronous_commit(postgres_database, durable=True)) == "on"
