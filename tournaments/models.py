@@ -113,6 +113,9 @@ class Tournament(SQLModel, table=True):
     ts_draw_probability: float = Field(sa_type=Double)
     status: str = Field(default=TournamentStatus.PENDING.value, index=True)
     created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+    # The worker whose own queue plays it (tournament create --worker, for remote bots that
+    # connect to that worker); None: any worker, from the shared queue.
+    worker: str | None = Field(default=None)
 
     @property
     def trueskill(self) -> TrueSkillSettings:

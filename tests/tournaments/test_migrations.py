@@ -162,7 +162,10 @@ FIRST_ROWS: dict[str, list[dict[str, Any]]] = {
 
 
 # Columns later revisions added to FIRST_ROWS's tables, with the value an upgrade gives old rows.
-ADDED_SINCE: dict[str, dict[str, Any]] = {"bots": {"code_digest": None}}
+ADDED_SINCE: dict[str, dict[str, Any]] = {
+    "bots": {"code_digest": None},
+    "tournaments": {"worker": None},
+}
 
 
 def upgraded(rows: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:

@@ -65,11 +65,13 @@ class TournamentStore(StoreBase):
         trueskill: TrueSkillSettings | None = None,
         name: str | None = None,
         format: str = "round_robin",
+        worker: str | None = None,
     ) -> Tournament:
         """Store a tournament of entrants (bot ids or names) and all its matches, pending.
 
         `format` is "round_robin", or "gauntlet": the first entrant meets the field at every
-        table of the others."""
+        table of the others. `worker`: the one worker that plays it (its remote bots connect
+        there); None, any."""
         # Unknown games, options, bots and impossible schedules all raise before any write.
         if format not in FORMATS:
             raise ScheduleError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
@@ -108,6 +110,7 @@ class TournamentStore(StoreBase):
                 ts_beta=settings.beta,
                 ts_tau=settings.tau,
                 ts_draw_probability=settings.draw_probability,
+                worker=worker,
             )
             session.add(tournament)
             session.flush()
