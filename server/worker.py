@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from procrastinate.exceptions import ProcrastinateException
 from procrastinate.types import JSONDict
 from sqlalchemy.engine import make_url
 
-from server.arena import Arena
+from server.arena import TOURNAMENT_FINISHED, Arena
 from server.bot_code import place_code
 from server.bots import ManagedBot
 from server.hub import BotIdentity
@@ -26,6 +27,7 @@ from server.preflight import BotToStart, start_managed
 from server.queue_schema import ensure_queue
 from server.records import ClockSettings
 from server.sandbox import SandboxPolicy
+from server.tls import TlsConfig
 from server.tournament_runner import (
     code_cache,
     code_digests,
@@ -35,11 +37,12 @@ from server.tournament_runner import (
 )
 from tournaments.db import parse_url, safe_url
 from tournaments.errors import DatabaseUrlError, TournamentError
-from tournaments.models import MatchStatus
+from tournaments.models import Bot, MatchStatus, Tournament, TournamentStatus
 from tournaments.ratings import SeatOutcome
 from tournaments.store import Store
 
-QUEUE = "matches"
+QUEUE = "matches"  # the shared queue: matches any worker may play
+WORKER_QUEUE = "worker:"  # + a worker's name: matches only that worker plays
 TASK = "cardshark:play_match"
 MAX_ATTEMPTS = 5  # a job that fails (not stalls) this often stays failed, visible in the queue
 WORKER_LOST = "worker lost: its job was found stalled (no heartbeat) and given to another"
@@ -85,13 +88,24 @@ async def ensure_queue_schema(app: procrastinate.App) -> None:
     await ensure_queue(app)
 
 
-async def queue_matches(app: procrastinate.App, tournament_id: int, indices: list[int]) -> int:
-    """Defer one job per schedule index; returns how many were deferred."""
+def worker_queue(name: str) -> str:
+    """The queue only the worker of this name takes jobs from."""
+    return f"{WORKER_QUEUE}{name}"
+
+
+def queue_for(tournament: Tournament) -> str:
+    """Where a tournament's jobs go: its pinned worker's own queue, else the shared one.
+    Every deferral of its jobs goes through here; procrastinate's retries keep the queue."""
+    return worker_queue(tournament.worker) if tournament.worker else QUEUE
+
+
+async def queue_matches(app: procrastinate.App, tournament: Tournament, indices: list[int]) -> int:
+    """Defer one job per schedule index on the tournament's queue; returns how many."""
     if not indices:
         return 0
     task = app.tasks[TASK]
-    jobs: list[JSONDict] = [{"tournament_id": tournament_id, "schedule_index": i} for i in indices]
-    await task.configure(queue=QUEUE).batch_defer_async(*jobs)
+    jobs: list[JSONDict] = [{"tournament_id": tournament.id, "schedule_index": i} for i in indices]
+    await task.configure(queue=queue_for(tournament)).batch_defer_async(*jobs)
     return len(jobs)
 
 
@@ -105,24 +119,38 @@ class MatchPlayer:
     name: str
     bots: dict[int, ManagedBot] = field(default_factory=dict)
     played: int = 0
+    held: dict[int, list[str]] = field(default_factory=dict)  # tournament: its remote bots
 
     async def play(self, tournament_id: int, schedule_index: int) -> None:
         """Play the match's current attempt unless it is done, stage it, commit in order."""
         store = self.store
+        tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
+        if tournament.worker and tournament.worker != self.name:
+            # Its remote bots connect to that worker, not here: playing would charge them
+            # no-shows for the fleet's mistake. The job fails (retried, then kept, visible).
+            raise TournamentError(
+                f"tournament {tournament_id} is played by worker {tournament.worker!r} "
+                f"(its remote bots connect there), not by {self.name!r}"
+            )
         match = await asyncio.to_thread(store.current_attempt, tournament_id, schedule_index)
         assert match.id is not None
         if match.status == MatchStatus.FINISHED.value or await asyncio.to_thread(
             store.is_staged, match.id
         ):
-            await asyncio.to_thread(store.commit_staged, tournament_id)
+            await self._commit(tournament_id)
             return
         if match.status == MatchStatus.RUNNING.value:
             # Only a job that procrastinate retried finds its match running: the worker that
             # held it stopped (kill -9, lost machine). Its attempt is void, never rated.
             match = await asyncio.to_thread(store.void_match, match.id, WORKER_LOST)
-        tournament = await asyncio.to_thread(store.get_tournament, tournament_id)
         clock = ClockSettings(move_ms=tournament.clock_ms, bank_ms=tournament.bank_ms)
-        identities, code = await self._seat(tournament_id, match.seats, clock)
+        entrants = await asyncio.to_thread(store.tournament_entrants, tournament_id)
+        if tournament_id not in self.held:
+            # Remote bots are waited for by the referee (no-show after clock.no_show_s), never
+            # started here; they are told Goodbye when the tournament is finished.
+            self.held[tournament_id] = [str(b.id) for b in entrants if not b.command]
+            self.arena.hold(self.held[tournament_id])
+        identities, code = await self._seat(entrants, match.seats, clock)
         record = await play_until_not_voided(
             store, self.arena, match, identities, clock, tournament=tournament, code=code
         )
@@ -134,16 +162,24 @@ class MatchPlayer:
             store.stage, int(record.match_id), outcomes, record.to_json(), self.name
         )
         self.played += 1
-        await asyncio.to_thread(store.commit_staged, tournament_id)
+        await self._commit(tournament_id)
+
+    async def _commit(self, tournament_id: int) -> None:
+        """Record what is staged in schedule order; once the tournament is finished, its
+        remote bots that no other tournament here holds are told Goodbye."""
+        await asyncio.to_thread(self.store.commit_staged, tournament_id)
+        if tournament_id not in self.held:
+            return
+        tournament = await asyncio.to_thread(self.store.get_tournament, tournament_id)
+        if tournament.status == TournamentStatus.FINISHED.value:
+            await self.arena.release(self.held.pop(tournament_id), TOURNAMENT_FINISHED)
 
     async def _seat(
-        self, tournament_id: int, seats: list[int], clock: ClockSettings
+        self, entrants: list[Bot], seats: list[int], clock: ClockSettings
     ) -> tuple[dict[int, BotIdentity], dict[int, str]]:
         """Identities of the seated bots, each managed one started here unless it runs (its
         stored code unpacked here first), and the digests of their stored code."""
-        bots = {
-            b.id: b for b in await asyncio.to_thread(self.store.tournament_entrants, tournament_id)
-        }
+        bots = {b.id: b for b in entrants}
         wanted = [
             BotToStart(bots[b].name, str(b), bots[b].command or "", digest=bots[b].code_digest)
             for b in dict.fromkeys(seats)
@@ -196,34 +232,55 @@ def default_name() -> str:
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    """How a worker runs: its name, its bots' logs, its heartbeat and when it stops."""
+    """How a worker runs: its name, its bots' logs, its heartbeat, when it stops, and where
+    remote bots dial it (port None: they cannot)."""
 
     name: str
     log_dir: Path
     heartbeat_s: float = 10.0
     stalled_s: float = 30.0
     until_empty: bool = False  # stop when the queue has no job left (benchmarks)
+    host: str = "127.0.0.1"
+    port: int | None = None  # 0: any free port
+    tls: TlsConfig | None = None
 
 
-async def run_worker(url: str, settings: WorkerSettings, sandbox: SandboxPolicy) -> int:
-    """Take and play match jobs until SIGTERM/SIGINT (a match in play is finished first);
-    returns how many matches this worker played."""
+async def run_worker(
+    url: str,
+    settings: WorkerSettings,
+    sandbox: SandboxPolicy,
+    on_listening: Callable[[str], None] | None = None,
+) -> int:
+    """Take and play match jobs, from the shared queue and this worker's own, until
+    SIGTERM/SIGINT (a match in play is finished first); returns how many it played. With a
+    port, remote bots dial it (tokens checked against the database): on_listening is told
+    the address."""
     app = make_app(url, durable=False)
     async with app.open_async():
         await ensure_queue_schema(app)
         store = await asyncio.to_thread(Store, url)
         try:
+            # Without a port the referee still binds a loopback port nobody is told of; its
+            # managed bots use its Unix socket or the local transport.
+            listen = settings.port is not None
             arena = Arena(
-                settings.log_dir, authenticate=database_authenticator(store), sandbox=sandbox
+                settings.log_dir,
+                settings.host if listen else "127.0.0.1",
+                settings.port or 0,
+                authenticate=database_authenticator(store),
+                tls=settings.tls if listen else None,
+                sandbox=sandbox,
             )
             async with arena:
+                if listen and on_listening is not None:
+                    on_listening(arena.address)
                 player = MatchPlayer(store, arena, settings.log_dir, settings.name)
                 watcher = asyncio.create_task(
                     retry_stalled(app, settings.heartbeat_s, settings.stalled_s)
                 )
                 try:
                     await app.run_worker_async(
-                        queues=[QUEUE],
+                        queues=[QUEUE, worker_queue(settings.name)],
                         name=settings.name,
                         concurrency=1,
                         wait=not settings.until_empty,

@@ -107,6 +107,11 @@ def port_number(value: int) -> int:
     return value
 
 
+def optional_port(value: int | None) -> int | None:
+    """A TCP port if given (port_number's rules), else None."""
+    return None if value is None else port_number(value)
+
+
 PortOption = Annotated[
     int,
     typer.Option("--port", callback=port_number, help="Port remote bots dial (0: any free port)."),

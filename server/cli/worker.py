@@ -17,16 +17,24 @@ from server.cli.common import (
     BotMemoryOption,
     BotPidsOption,
     DbOption,
+    HostOption,
     SandboxOption,
+    TlsCertOption,
+    TlsClientCaOption,
+    TlsKeyOption,
+    check_listen,
     check_sandbox_kind,
     clear_errors,
     console,
     fail,
     open_store,
+    optional_port,
     parse_options,
     sandbox_policy,
+    tls_options,
 )
 from server.house import resolve_names
+from tournaments.models import Tournament
 
 
 def worker(
@@ -57,9 +65,23 @@ def worker(
             "(default ~/.cache/cardshark/bots).",
         ),
     ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            "--port",
+            callback=optional_port,
+            help="Port remote bots dial, for tournaments created with --worker NAME "
+            "(0: any free port; default: none, remote bots cannot connect).",
+        ),
+    ] = None,
+    host: HostOption = "127.0.0.1",
+    tls_cert: TlsCertOption = None,
+    tls_key: TlsKeyOption = None,
+    tls_client_ca: TlsClientCaOption = None,
 ) -> None:
-    """Play queued matches of any tournament in a shared PostgreSQL database, with managed
-    bots started here; SIGTERM finishes the match in play, then stops."""
+    """Play queued matches of any tournament in a shared PostgreSQL database (and those
+    created with --worker NAME, this worker's name), with managed bots started here and, with
+    --port, remote bots connected here; SIGTERM finishes the match in play, then stops."""
     from server.worker import WorkerSettings, conninfo, default_name, run_worker
 
     with clear_errors():
@@ -67,16 +89,34 @@ def worker(
     check_sandbox_kind(sandbox)
     if stalled_after <= heartbeat:
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
+    tls = None
+    if port is None:
+        if tls_cert or tls_key or tls_client_ca:
+            fail("--tls-cert, --tls-key and --tls-client-ca serve remote bots: give --port too")
+    else:
+        check_listen(host, port)
+        tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:  # the schema check, and a clear line for a bad URL
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
         if bot_cache is not None:
             policy = replace(policy, code_cache=str(bot_cache.expanduser().resolve()))
         url = store.engine.url.render_as_string(hide_password=False)
     settings = WorkerSettings(
-        name or default_name(), log_dir, heartbeat, stalled_after, until_empty=until_empty
+        name or default_name(),
+        log_dir,
+        heartbeat,
+        stalled_after,
+        until_empty=until_empty,
+        host=host,
+        port=port,
+        tls=tls,
     )
+
+    def listening(address: str) -> None:
+        console.print(f"worker {settings.name}: remote bots dial {address}", highlight=False)
+
     with clear_errors():
-        played = asyncio.run(run_worker(url, settings, policy))
+        played = asyncio.run(run_worker(url, settings, policy, listening))
     console.print(f"worker {settings.name}: {played} matches played", highlight=False)
 
 
@@ -101,19 +141,32 @@ def tournament_create(
     gauntlet: Annotated[
         bool, typer.Option(help="The first bot meets the field at every table (no round robin).")
     ] = False,
+    worker: Annotated[
+        str | None,
+        typer.Option(
+            "--worker",
+            help="Only the worker of this --name plays it: needed when a bot is remote "
+            "(it connects to that worker's --port).",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Store a tournament and its schedule; on PostgreSQL queue every match for
     `cardshark worker` processes (elsewhere: play it with `tournament resume ID`)."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
+    if worker is not None and not worker.strip():
+        fail("--worker needs a worker's name (its --name)")
     with open_store(db, create=True) as store:
         names = resolve_names(store, names)
         shared = store.engine.dialect.name == "postgresql"
+        if worker is not None and not shared:
+            fail("--worker names a worker, and workers share a PostgreSQL database; give --db")
         remote = [b.name for b in store.list_bots() if b.name in names and not b.command]
-        if shared and remote:
+        if shared and remote and worker is None:
             fail(
-                f"bot {remote[0]!r} is remote (no --command): workers start only managed bots; "
-                "play this tournament where it connects, with `tournament run --port`"
+                f"{'bots' if len(remote) > 1 else 'bot'} {', '.join(map(repr, remote))} "
+                f"{'are' if len(remote) > 1 else 'is'} remote (no --command): give --worker "
+                "NAME, the worker they connect to (`cardshark worker --name NAME --port P`)"
             )
         tournament = store.create_tournament(
             game,
@@ -126,6 +179,7 @@ def tournament_create(
             clock_ms=move_ms,
             bank_ms=bank_ms,
             format="gauntlet" if gauntlet else "round_robin",
+            worker=worker,
         )
         tid = tournament.id
         assert tid is not None
@@ -136,14 +190,15 @@ def tournament_create(
         console.print(f"play it with: cardshark tournament resume {tid}")
         return
     with clear_errors():
-        queued = asyncio.run(_queue(url, tid, indices))
-    console.print(f"queued {queued} matches for `cardshark worker --db …`", highlight=False)
+        queued = asyncio.run(_queue(url, tournament, indices))
+    by = f"`cardshark worker --name {worker} --db …`" if worker else "`cardshark worker --db …`"
+    console.print(f"queued {queued} matches for {by}", highlight=False)
 
 
-async def _queue(url: str, tournament_id: int, indices: list[int]) -> int:
+async def _queue(url: str, tournament: Tournament, indices: list[int]) -> int:
     from server.worker import ensure_queue_schema, make_app, queue_matches
 
     app = make_app(url)
     async with app.open_async():
         await ensure_queue_schema(app)
-        return await queue_matches(app, tournament_id, indices)
+        return await queue_matches(app, tournament, indices)
