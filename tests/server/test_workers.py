@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 
 from server.worker import WORKER_LOST
 from tests.conftest import PG_SUPERUSER, _free_port, _pg_bindir
@@ -66,11 +67,11 @@ def workers(
                 proc.wait()
 
 
-def start_worker(db: str, tmp_path: Path, name: str) -> subprocess.Popen[str]:
+def start_worker(db: str, tmp_path: Path, name: str, *extra: str) -> subprocess.Popen[str]:
     log = (tmp_path / f"{name}.out").open("w")
     return subprocess.Popen(
         [sys.executable, "-m", "server.cli", "worker", "--db", db, "--name", name]
-        + ["--log-dir", str(tmp_path / "logs"), *FAST],
+        + ["--log-dir", str(tmp_path / "logs"), *FAST, *extra],
         cwd=ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -349,6 +350,8 @@ def test_what_workers_cannot_play_is_refused_in_one_line(
     assert refused.stderr.count("\n") == 1
     assert "workers share a PostgreSQL database" in refused.stderr
 
+    # A remote bot connects to one worker: the tournament must name it (--worker).
+    cli("db", "upgrade", db=postgres_database)  # procrastinate's tables: no job may appear
     cli("bot", "add", "remote1", db=postgres_database)
     names = ["remote1", *slow_bots(postgres_database, 2)]
     refused = cli(
@@ -361,6 +364,10 @@ def test_what_workers_cannot_play_is_refused_in_one_line(
         check=False,
     )
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert "'remote1' is remote" in refused.stderr and refused.stderr.count("\n") == 1
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "'remote1' is remote" in refused.stderr and "--worker NAME" in refused.stderr
     with Store(postgres_database) as store:
         assert store.list_tournaments() == []
+        with store.engine.connect() as connection:
+            jobs = connection.execute(text("SELECT count(*) FROM procrastinate_jobs"))
+            assert jobs.scalar() == 0

@@ -1,0 +1,189 @@
+"""Remote bots on workers (real PostgreSQL, worker processes and bot processes over gRPC on
+127.0.0.1): a tournament created with --worker NAME is queued on that worker's own queue and
+played only there, with the remote bots that dial its --port; other workers never take it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from tests.conftest import _free_port
+from tests.server.conftest import RANDOM_BOT
+from tests.server.test_workers import (
+    HOUSE,
+    cli,
+    create,
+    finished_by_index,
+    start_worker,
+    stop,
+    wait_for,
+    workers,
+)
+from tournaments.models import Match, MatchStatus
+from tournaments.store import Store
+
+FAR = "far"  # the remote bot
+
+
+def add_remote(db: str, name: str = FAR) -> str:
+    """Register a remote bot (no command); returns its token."""
+    token = json.loads(cli("bot", "add", name, "--json", db=db).stdout)["token"]
+    assert isinstance(token, str)
+    return token
+
+
+@contextmanager
+def remote_bot(address: str, token: str, err: Path) -> Iterator[subprocess.Popen[str]]:
+    """The Python SDK's random bot, its own process dialing address; killed at the end."""
+    env = dict(os.environ, CARDSHARK_SERVER=address, CARDSHARK_TOKEN=token)
+    with err.open("w") as stderr:
+        proc = subprocess.Popen(
+            RANDOM_BOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+        )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def listening(tmp_path: Path, name: str) -> bool:
+    """True once the worker has said where remote bots dial it."""
+    out = tmp_path / f"{name}.out"
+    return out.exists() and f"worker {name}: remote bots dial" in out.read_text()
+
+
+def played(tmp_path: Path, name: str) -> int:
+    """How many matches a stopped worker says it played."""
+    return int((tmp_path / f"{name}.out").read_text().split(" matches played")[0].split()[-1])
+
+
+def queues(store: Store, tid: int) -> Counter[tuple[str, str]]:
+    """The tournament's jobs in procrastinate's table, by queue and status."""
+    with store.engine.connect() as connection:
+        rows = connection.execute(
+            text(
+                "SELECT queue_name, status::text FROM procrastinate_jobs "
+                "WHERE (args->>'tournament_id')::int = :tid"
+            ),
+            {"tid": tid},
+        )
+        return Counter((str(q), str(s)) for q, s in rows)
+
+
+def faults(match: Match, seat_bot: int) -> list[dict[str, Any]]:
+    """The faults a recorded match charged to the seat(s) of one bot."""
+    record = match.record or {}
+    seats = [i for i, b in enumerate(match.seats) if b == seat_bot]
+    return [f for f in record.get("faults", []) if f["seat"] in seats]
+
+
+def recorded(store: Store, tid: int) -> list[Match]:
+    return [m for m in store.matches(tid) if m.status == MatchStatus.FINISHED.value]
+
+
+def test_a_tournament_with_a_remote_bot_is_played_by_the_worker_it_dials(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    db = postgres_database
+    token = add_remote(db)
+    tid = create(db, [*HOUSE[:2], FAR], 21, "--worker", "w1")
+    port = _free_port()
+    with Store(db) as store:
+        far = store.find_bot_by_token(token)
+        assert far is not None and far.id is not None
+        assert store.get_tournament(tid).worker == "w1"
+        total = store.tournament_status(tid).scheduled
+        assert queues(store, tid) == Counter({("worker:w1", "todo"): total})
+        with workers(db, tmp_path, []) as procs:
+            # w2 is up first and takes jobs all along; none of these is its to take.
+            procs["w2"] = start_worker(db, tmp_path, "w2", "--port", "0")
+            wait_for("w2 to listen", lambda: listening(tmp_path, "w2"), procs=procs)
+            procs["w1"] = start_worker(db, tmp_path, "w1", "--port", str(port))
+            wait_for("w1 to listen", lambda: listening(tmp_path, "w1"), procs=procs)
+            with remote_bot(f"127.0.0.1:{port}", token, tmp_path / "far.err") as bot:
+                wait_for(
+                    "every match",
+                    lambda: store.tournament_status(tid).finished == total,
+                    procs=procs,
+                )
+                # w1 lets the bot go once the tournament is finished: Goodbye, exit 0.
+                wait_for("the remote bot to exit", lambda: bot.poll() is not None, 60)
+                assert bot.returncode == 0
+            codes = {name: stop(proc) for name, proc in procs.items()}
+        assert codes == {"w1": 0, "w2": 0}
+        assert "tournament finished; nothing more to play" in (tmp_path / "far.err").read_text()
+        assert (played(tmp_path, "w1"), played(tmp_path, "w2")) == (total, 0)
+        assert finished_by_index(store, tid) == Counter(range(total))
+        assert not [m for m in store.matches(tid) if m.status == MatchStatus.VOIDED.value]
+        for match in recorded(store, tid):
+            record = match.record or {}
+            seat = match.seats.index(far.id)
+            assert not [f for f in faults(match, far.id) if f["kind"] == "no_show"], record
+            assert record["forfeited"][seat] is False and record["actions"], record
+            assert isinstance(record["scores"][seat], int)
+
+
+def test_remote_bots_reach_only_the_worker_they_dial(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    db = postgres_database
+    token = add_remote(db)
+    pinned = create(db, [*HOUSE[:2], FAR], 22, "--worker", "w1")
+    shared = create(db, HOUSE[2:], 23)  # deferred after the pinned jobs, to the shared queue
+    port2, port1 = _free_port(), _free_port()
+    with Store(db) as store, workers(db, tmp_path, []) as procs:
+        far = store.find_bot_by_token(token)
+        assert far is not None and far.id is not None
+        procs["w2"] = start_worker(db, tmp_path, "w2", "--port", str(port2))
+        wait_for("w2 to listen", lambda: listening(tmp_path, "w2"), procs=procs)
+        # A token no bot has is refused at once, in one line; the bot does not retry.
+        with remote_bot(f"127.0.0.1:{port2}", "not-a-token", tmp_path / "bad.err") as bad:
+            wait_for("the unknown token to be refused", lambda: bad.poll() is not None, 60)
+            assert bad.returncode == 2
+        assert "refused by" in (tmp_path / "bad.err").read_text()
+        with remote_bot(f"127.0.0.1:{port2}", token, tmp_path / "far.err") as bot:
+            # w2 plays the shared queue's tournament, whose jobs came after the pinned ones:
+            # it fetched past them, so w1's are not in any queue it takes from.
+            total = store.tournament_status(shared).scheduled
+            wait_for(
+                "w2 to play the shared tournament",
+                lambda: store.tournament_status(shared).finished == total,
+                procs=procs,
+            )
+            waiting = store.tournament_status(pinned).scheduled
+            assert store.tournament_status(pinned).finished == 0
+            assert not [m for m in store.matches(pinned) if m.status != MatchStatus.PENDING.value]
+            assert queues(store, pinned) == Counter({("worker:w1", "todo"): waiting})
+            # w1 comes, its remote bot is connected to w2: w1's referee waits the no-show
+            # grace (10 s), then the bot's seat is charged a no-show and forfeits.
+            procs["w1"] = start_worker(db, tmp_path, "w1", "--port", str(port1))
+            wait_for(
+                "w1 to record a match",
+                lambda: store.tournament_status(pinned).finished > 0,
+                120,
+                procs=procs,
+            )
+            assert stop(procs["w1"]) == 0  # finishes the match in play, then stops
+            assert bot.poll() is None  # still connected to w2, which never held it
+        first = recorded(store, pinned)[0]
+        charged = faults(first, far.id)
+        assert [f["kind"] for f in charged] == ["no_show"], first.record
+        assert "did not connect within 10 s" in charged[0]["detail"]
+        seat = first.seats.index(far.id)
+        assert (first.record or {})["forfeited"][seat] is True
+        assert played(tmp_path, "w1") == len(recorded(store, pinned))
