@@ -72,17 +72,18 @@ def played(tmp_path: Path, name: str) -> int:
     return int((tmp_path / f"{name}.out").read_text().split(" matches played")[0].split()[-1])
 
 
-def queues(store: Store, tid: int) -> Counter[tuple[str, str]]:
-    """The tournament's jobs in procrastinate's table, by queue and status."""
+def queues(store: Store, tid: int) -> Counter[tuple[str, str, int]]:
+    """The tournament's jobs in procrastinate's table, by queue, status and attempts (a job
+    a worker took and failed counts one)."""
     with store.engine.connect() as connection:
         rows = connection.execute(
             text(
-                "SELECT queue_name, status::text FROM procrastinate_jobs "
+                "SELECT queue_name, status::text, attempts FROM procrastinate_jobs "
                 "WHERE (args->>'tournament_id')::int = :tid"
             ),
             {"tid": tid},
         )
-        return Counter((str(q), str(s)) for q, s in rows)
+        return Counter((str(q), str(s), int(a)) for q, s, a in rows)
 
 
 def faults(match: Match, seat_bot: int) -> list[dict[str, Any]]:
@@ -108,7 +109,7 @@ def test_a_tournament_with_a_remote_bot_is_played_by_the_worker_it_dials(
         assert far is not None and far.id is not None
         assert store.get_tournament(tid).worker == "w1"
         total = store.tournament_status(tid).scheduled
-        assert queues(store, tid) == Counter({("worker:w1", "todo"): total})
+        assert queues(store, tid) == Counter({("worker:w1", "todo", 0): total})
         with workers(db, tmp_path, []) as procs:
             # w2 is up first and takes jobs all along; none of these is its to take.
             procs["w2"] = start_worker(db, tmp_path, "w2", "--port", "0")
@@ -168,7 +169,7 @@ def test_remote_bots_reach_only_the_worker_they_dial(
             waiting = store.tournament_status(pinned).scheduled
             assert store.tournament_status(pinned).finished == 0
             assert not [m for m in store.matches(pinned) if m.status != MatchStatus.PENDING.value]
-            assert queues(store, pinned) == Counter({("worker:w1", "todo"): waiting})
+            assert queues(store, pinned) == Counter({("worker:w1", "todo", 0): waiting})
             # w1 comes, its remote bot is connected to w2: w1's referee waits the no-show
             # grace (10 s), then the bot's seat is charged a no-show and forfeits.
             procs["w1"] = start_worker(db, tmp_path, "w1", "--port", str(port1))
