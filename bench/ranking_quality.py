@@ -1,7 +1,7 @@
 """How fast each rating finds the true order of a field of house bots of known strength.
 
 Usage: python bench/ranking_quality.py [--games G,...] [--replications R] [--max-matches M]
-       [--pool-sets N] [--json]
+       [--pool-sets N] [--noise X,...] [--no-compare] [--json]
 
 Per game, a field of house bots (the game's rule bot playing a random legal action at rates
 0, 0.25, 0.5, 1; five bots for five-seat games) plays a pool of duplicate sets in process:
@@ -18,11 +18,27 @@ rate them three ways:
   (b) the rating of record on duplicate sets (tournaments.ratings.apply_set), by mu;
   (c) mean score on the same duplicate sets.
 
-It prints P(exact true order) against matches played, the matches to P = 0.9 with a 90 %
-bootstrap interval over replications, the luck a rotation set removes per adjacent pair
-(variance a match of the pair's score difference, independent deals / duplicate sets) and
-whether the targets hold: (b) needs at most 1.2x the matches of (c), and at most half of
-(a) where (a) reaches 0.9 at all.
+Exact ties. Every method orders the bots by its value with exact ties broken at random:
+each check draws a fresh random key per bot (seeded from the replication's seed), so a tie
+of k bots comes out in the true order with probability 1/k!, for (a), (b) and (c) alike.
+(Before, sorted() kept tied bots in the true order, so (c), whose mean scores are often
+exactly tied in games with whole-point scores, won every tie, while (b)'s mu broke the same
+ties by float rounding.)
+
+It prints P(exact true order) against matches played (checked after each round of the
+schedule, so the grid is one round's matches), the matches to P = 0.9 with a 90 % bootstrap
+interval over replications, both as the first grid point at P >= 0.9 and interpolated
+linearly between that point and the one before it (when the first grid point already
+reaches 0.9 the interpolated value is that grid point), the luck a rotation set removes per
+adjacent pair (variance a match of the pair's score difference, independent deals /
+duplicate sets) and whether the targets hold: (b) needs at most 1.2x the matches of (c),
+and at most half of (a) where (a) reaches 0.9 at all. The targets are judged on the grid
+values (keys as before) and on the interpolated ones (keys ending in _interpolated).
+
+Where P(exact order) is flat near 0.9, as for (a), the first grid point at 0.9 moves by
+several grid points between sets of 200 replications (binomial standard error 0.021) and is
+biased low (the first of several noisy looks); use --replications 2000 or more there
+(bench/rating_efficiency.py measures that spread).
 """
 
 from __future__ import annotations
@@ -94,11 +110,12 @@ def play_set(job: tuple[str, tuple[int, ...], int]) -> PoolSet:
     return table, played
 
 
-def play_pool(game: str, sets: int, workers: int) -> list[PoolSet]:
-    """`sets` duplicate sets cycling over every table of the field, seeded."""
+def play_pool(game: str, sets: int, workers: int, label: str = "pool") -> list[PoolSet]:
+    """`sets` duplicate sets cycling over every table of the field, seeded by `label`
+    ("pool" is the bench's own pool; other labels give fresh pools of the same field)."""
     seats, noises = field_of(game)
     tables = list(itertools.combinations(range(len(noises)), seats))
-    rng = random.Random(f"pool:{game}")
+    rng = random.Random(f"{label}:{game}")
     jobs = [(game, tables[i % len(tables)], rng.randrange(2**53)) for i in range(sets)]
     with ProcessPoolExecutor(workers) as pool:
         return list(pool.map(play_set, jobs, chunksize=1))
@@ -144,6 +161,7 @@ def replicate(
 ) -> dict[str, list[tuple[int, bool]]]:
     """One replication: (matches, exact order right) at each checkpoint, per method."""
     rng = random.Random(seed)
+    ties = random.Random(f"ties:{seed}")  # its own stream: the schedules stay as they were
     truth = list(range(n))
     tables = sorted({t for t, _ in pool})
     by_table = {t: [pl for u, pl in pool if u == t] for t in tables}
@@ -152,7 +170,9 @@ def replicate(
     per_round = len(tables) * per_set
 
     def order(values: dict[int, float]) -> bool:
-        return sorted(truth, key=lambda b: -values.get(b, -math.inf)) == truth
+        """Exact order right, exact ties broken at random (the same for every method)."""
+        key = {b: (-values.get(b, -math.inf), ties.random()) for b in truth}
+        return sorted(truth, key=key.__getitem__) == truth
 
     out: dict[str, list[tuple[int, bool]]] = {"a": [], "b": [], "c": []}
     # (a) one random rotation of a random set per match, tables in turn: independent deals
@@ -197,6 +217,19 @@ def first_reaching(curve: Sequence[tuple[int, float]]) -> int | None:
     return next((m for m, p in curve if p >= TARGET), None)
 
 
+def interpolated_reaching(curve: Sequence[tuple[int, float]]) -> float | None:
+    """The matches where P(exact order) first reaches the target, interpolated linearly
+    between the first checkpoint at or above it and the one before; the first checkpoint
+    itself when that one already reaches it; None when none does."""
+    for i, (m, p) in enumerate(curve):
+        if p >= TARGET:
+            if i == 0:
+                return float(m)
+            m0, p0 = curve[i - 1]
+            return m0 + (m - m0) * (TARGET - p0) / (p - p0)
+    return None
+
+
 def summarise(runs: list[list[tuple[int, bool]]], seed: int) -> dict[str, Any]:
     """The P(order) curve and the matches to the target with a 90 % bootstrap interval."""
     checkpoints = [m for m, _ in runs[0]]
@@ -207,14 +240,28 @@ def summarise(runs: list[list[tuple[int, bool]]], seed: int) -> dict[str, Any]:
         ]
 
     rng = random.Random(seed)
-    boot = [first_reaching(curve(rng.choices(runs, k=len(runs)))) for _ in range(BOOTSTRAP)]
+    boot, boot_interpolated = [], []
+    for _ in range(BOOTSTRAP):
+        resampled = curve(rng.choices(runs, k=len(runs)))
+        boot.append(first_reaching(resampled))
+        boot_interpolated.append(interpolated_reaching(resampled))
     never = max(checkpoints) + 1
-    ordered = sorted(never if b is None else b for b in boot)
-    low, high = ordered[int(0.05 * BOOTSTRAP)], ordered[int(0.95 * BOOTSTRAP) - 1]
+
+    def interval(values: list[Any]) -> list[Any]:
+        ordered = sorted(never if b is None else b for b in values)
+        low, high = ordered[int(0.05 * BOOTSTRAP)], ordered[int(0.95 * BOOTSTRAP) - 1]
+        return [None if x == never else x for x in (low, high)]
+
+    whole = curve(runs)
+    interpolated = interpolated_reaching(whole)
     return {
-        "curve": curve(runs),
-        "to_target": first_reaching(curve(runs)),
-        "interval": [None if x == never else x for x in (low, high)],
+        "curve": whole,
+        "to_target": first_reaching(whole),
+        "interval": interval(boot),
+        "to_target_interpolated": None if interpolated is None else round(interpolated, 1),
+        "interval_interpolated": [
+            None if x is None else round(x, 1) for x in interval(boot_interpolated)
+        ],
     }
 
 
@@ -241,11 +288,15 @@ def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
         "b_within_1.2x_c": b is not None and c is not None and b <= 1.2 * c,
         "b_at_most_half_a": None if a is None else (b is not None and b <= a / 2),
     }
+    a, b, c = (result[m]["to_target_interpolated"] for m in "abc")
+    targets["b_within_1.2x_c_interpolated"] = b is not None and c is not None and b <= 1.2 * c
+    targets["b_at_most_half_a_interpolated"] = None if a is None else (b is not None and b <= a / 2)
     return {
         "game": game,
         "seats": seats,
         "field_noise": list(noises),
         "pool": {"sets": sets, "matches": sets * len(pool[0][1]), "seconds": round(played, 1)},
+        "grid_matches": len({t for t, _ in pool}) * len(pool[0][1]),
         "verify": verify(pool, n),
         "luck_removed": luck_removed(pool, n),
         "methods": result,
@@ -285,9 +336,11 @@ def print_game(out: dict[str, Any]) -> None:
     for m in "abc":
         r = out["methods"][m]
         lo, hi = r["interval"]
+        ilo, ihi = r["interval_interpolated"]
         print(
             f"{names[m]}: P=0.9 at {r['to_target'] or 'never'} matches "
-            f"(90% {lo or 'never'}-{hi or 'never'})"
+            f"(90% {lo or 'never'}-{hi or 'never'}); interpolated "
+            f"{r['to_target_interpolated'] or 'never'} (90% {ilo or 'never'}-{ihi or 'never'})"
         )
     print(f"targets: {out['targets']}")
 
@@ -307,6 +360,9 @@ def main() -> None:
     parser.add_argument(
         "--noise", default="", help="field noises strongest first, e.g. 0,0.5,0.75,1"
     )
+    parser.add_argument(
+        "--no-compare", action="store_true", help="skip the compare bench (no 'compare' key)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     if args.noise:
@@ -315,11 +371,13 @@ def main() -> None:
     results = []
     for game in args.games.split(","):
         out = bench_game(game, args)
-        out["compare"] = bench_compare(game, COMPARE_POOL_SETS, COMPARE_RUNS, args.workers)
+        if not args.no_compare:
+            out["compare"] = bench_compare(game, COMPARE_POOL_SETS, COMPARE_RUNS, args.workers)
         results.append(out)
         if not args.json:
             print_game(out)
-            print_compare(out["compare"])
+            if not args.no_compare:
+                print_compare(out["compare"])
             sys.stdout.flush()
     if args.json:
         print(
@@ -327,6 +385,7 @@ def main() -> None:
                 {
                     "replications": args.replications,
                     "max_matches": args.max_matches,
+                    "tie_break": "random",
                     "games": results,
                 },
                 indent=1,
