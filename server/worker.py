@@ -168,8 +168,8 @@ class MatchPlayer:
         """Record what is staged in schedule order; once the tournament is finished, its
         remote bots that no other tournament here holds are told Goodbye."""
         await asyncio.to_thread(self.store.commit_staged, tournament_id)
-        if tournament_id not in self.held:
-            return
+        if not self.held.get(tournament_id):
+            return  # no remote bot to let go: no read
         tournament = await asyncio.to_thread(self.store.get_tournament, tournament_id)
         if tournament.status == TournamentStatus.FINISHED.value:
             await self.arena.release(self.held.pop(tournament_id), TOURNAMENT_FINISHED)
