@@ -3,7 +3,9 @@
 # Every write goes through _write: an in-process lock per database, then one transaction
 # that starts with BEGIN IMMEDIATE on SQLite and locks the ratings table on PostgreSQL, so
 # concurrent writers never read stale ratings (DESIGN §6 measured 12-13 % lost updates with
-# read-modify-commit). Nothing is retried: a failed write is rolled back and raised.
+# read-modify-commit). A write that changes no rating and locks the rows it changes (a
+# match's start, a staged result) skips the table lock. Nothing is retried: a failed write is
+# rolled back and raised.
 
 from __future__ import annotations
 
@@ -69,11 +71,13 @@ class StoreBase:
             raise self._storage_error(exc) from exc
 
     @contextmanager
-    def _write(self) -> Iterator[Session]:
+    def _write(self, *, ratings: bool = True) -> Iterator[Session]:
+        # ratings=False: a write that touches no rating and locks the rows it changes (a
+        # match's start, a staged result) need not queue behind other processes' recording.
         with self._write_lock:
             try:
                 with Session(self._write_engine, expire_on_commit=False) as session:
-                    if not self._sqlite:
+                    if ratings and not self._sqlite:
                         # Serialises writers across processes; plain reads are not blocked.
                         session.connection().exec_driver_sql(
                             "LOCK TABLE ratings IN SHARE ROW EXCLUSIVE MODE"

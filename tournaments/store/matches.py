@@ -123,7 +123,7 @@ class MatchStore(RatingStore):
 
     def start_match(self, match_id: int) -> Match:
         """Mark a pending (or stale running) match running; its tournament becomes running."""
-        with self._write() as session:
+        with self._write(ratings=False) as session:
             conn = session.connection()
             match = self._open_match(conn, match_id, "start")
             now = utc_now()

@@ -51,7 +51,7 @@ class StagingStore(MatchStore):
     ) -> bool:
         """Stage a finished match's result; False (nothing stored) when this attempt was
         voided, recorded or staged already, e.g. by another worker after this one stalled."""
-        with self._write() as session:
+        with self._write(ratings=False) as session:
             match = self._match(session, match_id, lock=True)
             if match.status not in UNFINISHED:
                 return False
