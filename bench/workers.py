@@ -4,9 +4,10 @@ ratio, and procrastinate's overhead per job.
     .venv/bin/python bench/workers.py [--server postgresql+psycopg://USER@HOST:PORT]
 
 Without --server a throwaway PostgreSQL is started from Debian's binaries (as the tests do).
-Each run gets a fresh database: the same 5 light house bots, the same 60-match Knaves
-tournament (seed 1), queued by `tournament create` and played by N workers started with
---until-empty. matches/s is counted from the first match's start to the last one's finish,
+Each run gets a fresh database: the same 5 light house bots, the same Knaves tournament
+(seed 1, 60 matches a round, --rounds 5 by default), queued by `tournament create` and played
+by N workers started with --until-empty; --repeat pairs of runs, the ratio their median.
+matches/s is counted from the first match's start to the last one's finish,
 as stored. The queue overhead is procrastinate alone: no-op jobs deferred and run by one
 worker in this process, wall time per job.
 """
@@ -19,6 +20,7 @@ import os
 import pwd
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,10 +92,23 @@ def cardshark(*args: str) -> subprocess.CompletedProcess[str]:
     return run
 
 
-def matches_per_second(server: str, workers: int, logs: Path) -> tuple[float, int]:
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, every process: /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def matches_per_second(
+    server: str, workers: int, logs: Path, rounds: int = 1
+) -> tuple[float, int, float]:
+    """matches/s of `workers` workers on a fresh tournament, the matches, and the cores the
+    machine kept busy meanwhile (workers, bots and PostgreSQL together)."""
     db = fresh_database(server)
     create = ("tournament", "create", "knaves", "--bots", BOTS, "--seed", "1")
+    create += ("--rounds", str(rounds))
     cardshark(*create, "--move-ms", "5000", "--db", db)
+    busy, began = busy_seconds(), time.perf_counter()
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "server.cli", "worker", "--db", db, "--until-empty"]
@@ -106,6 +121,7 @@ def matches_per_second(server: str, workers: int, logs: Path) -> tuple[float, in
     for proc in procs:
         if proc.wait() != 0:
             sys.exit(f"a worker exited with {proc.returncode}")
+    cores = (busy_seconds() - busy) / (time.perf_counter() - began)
     with Store(db) as store:
         (tournament,) = store.list_tournaments()
         assert tournament.id is not None
@@ -113,7 +129,7 @@ def matches_per_second(server: str, workers: int, logs: Path) -> tuple[float, in
     starts = [m.started for m in played if m.started is not None]
     ends = [m.finished for m in played if m.finished is not None]
     seconds = (max(ends) - min(starts)).total_seconds()
-    return len(played) / seconds, len(played)
+    return len(played) / seconds, len(played), cores
 
 
 async def noop(n: int) -> None:
@@ -141,6 +157,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", help="PostgreSQL base URL (default: start a throwaway one)")
     parser.add_argument("--jobs", type=int, default=500, help="no-op jobs for the overhead")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the tournament (60 each)")
+    parser.add_argument("--repeat", type=int, default=3, help="1-and-2-worker pairs to run")
     parser.add_argument(
         "--no-fsync", action="store_true", help="the throwaway server flushes no commit to disk"
     )
@@ -151,11 +169,17 @@ def main() -> None:
         if args.server
         else postgres(not args.no_fsync) as server,
     ):
-        one, count = matches_per_second(server, 1, Path(logs))
-        print(f"1 worker:  {one:6.2f} matches/s ({count} matches)")
-        two, count = matches_per_second(server, 2, Path(logs))
-        print(f"2 workers: {two:6.2f} matches/s ({count} matches)")
-        print(f"ratio:     {two / one:6.2f}x on {os.cpu_count()} cores")
+        ratios = []
+        for n in range(args.repeat):
+            one, count, one_cores = matches_per_second(server, 1, Path(logs), args.rounds)
+            two, _, two_cores = matches_per_second(server, 2, Path(logs), args.rounds)
+            ratios.append(two / one)
+            print(
+                f"run {n + 1}: 1 worker {one:6.2f} matches/s ({one_cores:.2f} cores busy), "
+                f"2 workers {two:6.2f} matches/s ({two_cores:.2f} cores busy), "
+                f"{count} matches: {two / one:.2f}x"
+            )
+        print(f"ratio:     {statistics.median(ratios):6.2f}x on {os.cpu_count()} cores (median)")
         overhead = asyncio.run(queue_overhead_ms(server, args.jobs))
         print(f"queue overhead: {overhead:.2f} ms per job (procrastinate fetch and finish)")
 
