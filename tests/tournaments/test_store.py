@@ -354,6 +354,22 @@ def test_out_of_order_recording_still_matches_recompute(store: Store) -> None:
     assert rating_numbers(store) == live
 
 
+def test_a_later_tournament_recorded_first_still_matches_recompute(store: Store) -> None:
+    # Two tournaments of one game at once: the later one's sets are rated before the
+    # earlier one finishes, so the earlier one's results must recompute the game.
+    ids = add_bots(store, 4)
+    first = store.create_tournament(GAME, ids, seed=5)
+    second = store.create_tournament(GAME, ids, seed=6)
+    assert first.id is not None and second.id is not None
+    for m in [*store.pending_matches(second.id), *store.pending_matches(first.id)]:
+        assert m.id is not None
+        store.record_result(m.id, outcomes_for(m))
+    live, history = rating_numbers(store), history_numbers(store)
+    store.recompute(GAME)
+    assert rating_numbers(store) == live
+    assert history_numbers(store) == history
+
+
 def test_resume_returns_unfinished_matches_and_never_replays_finished_ones(
     store: Store, db_url: str
 ) -> None:
