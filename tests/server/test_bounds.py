@@ -202,7 +202,8 @@ def test_stray_replies_are_charged_to_the_sender_and_the_victims_are_untouched(
         # A finished match first: the informer's requests are another bot's, of a match over.
         "informer": hostile("sleepy", 0, logs["informer"]),
         # Then two at once: the stray bot, beside the mate, answers the mate's latest request
-        # (same match) and the victim's (another match, held open 0.4 s by its slow answers).
+        # (same match) and the victim's (another match, held open 3.6 s by its slow answers).
+        # The stray bot holds an answer (up to 0.6 s) until the next log has a request in it.
         "stray": hostile("stray", 1000, None, f"from={sources}", f"strays={strays}"),
         "mate": hostile("sleepy", 0, logs["mate"]),
         "victim": hostile("sleepy", 8, logs["victim"]),

@@ -147,6 +147,19 @@ def _varint(n: int) -> bytes:
     return bytes(_VarintBytes(n))
 
 
+async def stray_target_ready(limit_s: float) -> None:
+    """Hold this answer until the next log has a request, for at most limit_s (under move_ms).
+
+    Another match's bot may log its first request later than this match's moves come (a loaded
+    machine): without the wait this bot's match could end before it has a request to stray to.
+    """
+    deadline = asyncio.get_running_loop().time() + limit_s
+    while STRAY_FROM and latest_request(STRAY_FROM[0]) is None:
+        if asyncio.get_running_loop().time() > deadline:
+            return
+        await asyncio.sleep(0.01)
+
+
 def stray(outbox: Stream) -> None:
     """Reply to the latest request of the next bot whose log has one (each log once)."""
     rid = latest_request(STRAY_FROM[0]) if STRAY_FROM else None
@@ -176,6 +189,8 @@ async def session(seen: list[int]) -> str:
             seen.append(req.request_id)
         bad = counted and len(seen) <= BAD
         answer = pb.Decision(request_id=req.request_id, action_id=random.choice(legal))
+        if bad and MODE == "stray":
+            await stray_target_ready(0.6)
         if bad and MODE == "stuck":  # never answers: only the wall-time cap ends it
             continue
         if bad and MODE in ("slow", "sleepy"):
