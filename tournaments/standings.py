@@ -153,6 +153,7 @@ class TournamentResult:
                 "rounds": t.rounds,
                 "finished": self.finished,
                 "scheduled": self.scheduled,
+                "worker": t.worker,
             },
             "standings": [
                 {

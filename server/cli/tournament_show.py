@@ -100,7 +100,8 @@ def show(result: TournamentResult, only: str | None) -> None:
     name = f" ({t.name})" if t.name else ""
     console.print(
         f"[bold]tournament {t.id}[/]{name}: {t.game} {t.format.replace('_', ' ')}, "
-        f"{t.seats} seats, {t.status}, {result.finished}/{result.scheduled} matches",
+        f"{t.seats} seats, {t.status}, {result.finished}/{result.scheduled} matches"
+        + (f", played by worker {t.worker}" if t.worker else ""),
         highlight=False,
     )
     if only in (None, "standings"):

@@ -237,6 +237,7 @@ def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
                         "status": p.tournament.status,
                         "finished": p.finished,
                         "scheduled": p.scheduled,
+                        "worker": p.tournament.worker,
                         "resume": resume,
                     }
                     for p, resume in rows
@@ -245,7 +246,7 @@ def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
         )
         return
     table = Table(title="Tournaments")
-    for column in ("id", "game", "status", "progress", "resume", "created"):
+    for column in ("id", "game", "status", "progress", "played by", "resume", "created"):
         table.add_column(column, no_wrap=column == "resume")
     for p, resume in rows:
         t = p.tournament
@@ -254,10 +255,16 @@ def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             t.game,
             t.status,
             f"{p.finished}/{p.scheduled}",
+            played_by(t.worker),
             resume or "",
             f"{t.created:%Y-%m-%d %H:%M}",
         )
     console.print(table)
+
+
+def played_by(worker: str | None) -> str:
+    """Who plays a tournament's matches: its pinned worker, else any worker or serve."""
+    return f"worker {worker}" if worker else "any"
 
 
 @tournament_app.command("status")
@@ -280,9 +287,12 @@ def tournament_status(tournament_id: int, db: DbOption = None, as_json: JsonOpti
         "counts": p.counts,
         "finished": p.finished,
         "scheduled": p.scheduled,
+        "worker": t.worker,
     }
     if as_json:
         print(json.dumps(data))
         return
     for key, value in data.items():
+        if key == "worker":
+            key, value = "played by", played_by(t.worker)
         console.print(f"[bold]{key}[/]: {value}", highlight=False)

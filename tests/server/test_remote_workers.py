@@ -146,6 +146,17 @@ def test_remote_bots_reach_only_the_worker_they_dial(
     token = add_remote(db)
     pinned = create(db, [*HOUSE[:2], FAR], 22, "--worker", "w1")
     shared = create(db, HOUSE[2:], 23)  # deferred after the pinned jobs, to the shared queue
+    # The organizer sees who plays each: in the list, the status and the result.
+    listed = {
+        t["id"]: t["worker"] for t in json.loads(cli("tournament", "list", "--json", db=db).stdout)
+    }
+    assert (listed[pinned], listed[shared]) == ("w1", None)
+    status = cli("tournament", "status", str(pinned), db=db).stdout
+    assert "played by: worker w1" in status
+    assert "played by: any" in cli("tournament", "status", str(shared), db=db).stdout
+    shown = json.loads(cli("tournament", "show", str(pinned), "--json", db=db).stdout)
+    assert shown["tournament"]["worker"] == "w1"
+    assert "played by worker w1" in cli("tournament", "show", str(pinned), db=db).stdout
     port2, port1 = _free_port(), _free_port()
     with Store(db) as store, workers(db, tmp_path, []) as procs:
         far = store.find_bot_by_token(token)
