@@ -6,7 +6,8 @@ ratio, and procrastinate's overhead per job.
 Without --server a throwaway PostgreSQL is started from Debian's binaries (as the tests do).
 Each run gets a fresh database: the same 5 light house bots, the same Knaves tournament
 (seed 1, 60 matches a round, --rounds 5 by default), queued by `tournament create` and played
-by N workers started with --until-empty; --repeat pairs of runs, the ratio their median.
+by N workers started with --until-empty (and --cpu, default auto: a core each); --repeat
+pairs of runs, the ratio their median.
 matches/s is counted from the first match's start to the last one's finish,
 as stored. The queue overhead is procrastinate alone: no-op jobs deferred and run by one
 worker in this process, wall time per job.
@@ -100,7 +101,7 @@ def busy_seconds() -> float:
 
 
 def matches_per_second(
-    server: str, workers: int, logs: Path, rounds: int = 1
+    server: str, workers: int, logs: Path, rounds: int = 1, cpu: str = "auto"
 ) -> tuple[float, int, float]:
     """matches/s of `workers` workers on a fresh tournament, the matches, and the cores the
     machine kept busy meanwhile (workers, bots and PostgreSQL together)."""
@@ -112,7 +113,7 @@ def matches_per_second(
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "server.cli", "worker", "--db", db, "--until-empty"]
-            + ["--name", f"bench{n}", "--log-dir", str(logs)],
+            + ["--name", f"bench{n}", "--log-dir", str(logs), "--cpu", cpu],
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
         )
@@ -160,6 +161,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the tournament (60 each)")
     parser.add_argument("--repeat", type=int, default=3, help="1-and-2-worker pairs to run")
     parser.add_argument(
+        "--cpu",
+        default="auto",
+        help="each worker's --cpu: auto (a core each, the default) or none (unpinned)",
+    )
+    parser.add_argument(
         "--no-fsync", action="store_true", help="the throwaway server flushes no commit to disk"
     )
     args = parser.parse_args()
@@ -171,8 +177,8 @@ def main() -> None:
     ):
         ratios = []
         for n in range(args.repeat):
-            one, count, one_cores = matches_per_second(server, 1, Path(logs), args.rounds)
-            two, _, two_cores = matches_per_second(server, 2, Path(logs), args.rounds)
+            one, count, one_cores = matches_per_second(server, 1, Path(logs), args.rounds, args.cpu)
+            two, _, two_cores = matches_per_second(server, 2, Path(logs), args.rounds, args.cpu)
             ratios.append(two / one)
             print(
                 f"run {n + 1}: 1 worker {one:6.2f} matches/s ({one_cores:.2f} cores busy), "

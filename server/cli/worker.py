@@ -33,6 +33,7 @@ from server.cli.common import (
     sandbox_policy,
     tls_options,
 )
+from server.cpu_pin import AUTO, CpuChoiceError, CpuClaim, claim_cpu, parse_cpu, pin_process
 from server.house import resolve_names
 from tournaments.models import Tournament
 
@@ -78,6 +79,16 @@ def worker(
     tls_cert: TlsCertOption = None,
     tls_key: TlsKeyOption = None,
     tls_client_ca: TlsClientCaOption = None,
+    cpu: Annotated[
+        str,
+        typer.Option(
+            "--cpu",
+            metavar="auto|none|N",
+            help="Run this worker and its bots on one core: auto (the first core no other "
+            "worker of this user on this machine holds; none left, or one core: unpinned), "
+            "none, or core N.",
+        ),
+    ] = "auto",
 ) -> None:
     """Play queued matches of any tournament in a shared PostgreSQL database (and those
     created with --worker NAME, this worker's name), with managed bots started here and, with
@@ -86,6 +97,10 @@ def worker(
 
     with clear_errors():
         conninfo(db)  # refuses a database that is not PostgreSQL, in one line
+    try:
+        cpu_choice = parse_cpu(cpu)
+    except CpuChoiceError as err:
+        fail(str(err))
     check_sandbox_kind(sandbox)
     if stalled_after <= heartbeat:
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
@@ -115,9 +130,26 @@ def worker(
     def listening(address: str) -> None:
         console.print(f"worker {settings.name}: remote bots dial {address}", highlight=False)
 
+    try:
+        claim = claim_cpu(cpu_choice)
+    except (CpuChoiceError, OSError) as err:
+        fail(f"--cpu {cpu}: {err}")
+    console.print(f"worker {settings.name}: {pinned_line(cpu_choice, claim)}", highlight=False)
+    if claim is not None:
+        pin_process(claim.cpu)  # before the loop starts threads or bots: they inherit it
     with clear_errors():
         played = asyncio.run(run_worker(url, settings, policy, listening))
     console.print(f"worker {settings.name}: {played} matches played", highlight=False)
+
+
+def pinned_line(choice: str | int, claim: CpuClaim | None) -> str:
+    """What a worker says of its core at start."""
+    if claim is None:
+        if choice == AUTO:
+            return "not pinned to a core (one core only, or every core is another worker's)"
+        return "not pinned to a core (--cpu none)"
+    shared = " (another worker holds it too)" if claim.shared else ""
+    return f"pinned to CPU {claim.cpu} with its bots{shared}"
 
 
 def tournament_create(

@@ -164,18 +164,60 @@ def create(db: str, bots: list[str], seed: int, *extra: str) -> int:
     return int(out.split()[1].rstrip(":"))
 
 
+def pinned_to(tmp_path: Path, name: str) -> str | None:
+    """The core a worker said it is pinned to ("" when it said it is not), None before."""
+    out = tmp_path / f"{name}.out"
+    text = out.read_text() if out.exists() else ""
+    if f"worker {name}: not pinned" in text:
+        return ""
+    if f"worker {name}: pinned to CPU " not in text:
+        return None
+    return text.split(f"worker {name}: pinned to CPU ")[1].split()[0]
+
+
+def cores_of(pid: int) -> str:
+    """A process's Cpus_allowed_list ("" once it is gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return ""
+    return next(
+        line.split(":")[1].strip() for line in status.splitlines() if "allowed_list" in line
+    )
+
+
 def test_three_workers_play_a_60_match_tournament_as_one_process_would(
-    postgres_database: str, tmp_path: Path
+    postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("CARDSHARK_CPU_LOCKS", str(tmp_path / "cpus"))  # this test's claims
+    cpus = sorted(os.sched_getaffinity(0))
     tid = create(postgres_database, HOUSE, 11)
     with Store(postgres_database) as store:
         assert store.tournament_status(tid).scheduled == 60
         with workers(postgres_database, tmp_path, ["w1", "w2", "w3"]) as procs:
             wait_for(
-                "60 recorded matches",
-                lambda: store.tournament_status(tid).finished == 60,
+                "each worker to say where it runs",
+                lambda: all(pinned_to(tmp_path, n) is not None for n in procs),
                 procs=procs,
             )
+            said = {n: pinned_to(tmp_path, n) for n in procs}
+            # With --cpu auto (the default), each takes a core of its own while cores last.
+            pinned = sorted(int(c) for c in said.values() if c)
+            assert pinned == cpus[: len(procs)], said
+            bots: dict[str, set[str]] = {n: set() for n in procs}
+
+            def played_all() -> bool:
+                for name, proc in procs.items():  # the bots run where their worker does
+                    bots[name] |= {cores_of(pid) for pid in descendants(proc.pid)} - {""}
+                return store.tournament_status(tid).finished == 60
+
+            wait_for("60 recorded matches", played_all, procs=procs)
+            # (A worker that happened to play no match has no bots to look at.)
+            for name, proc in procs.items():
+                expected = said[name] or cores_of(os.getpid())
+                assert cores_of(proc.pid) == expected
+                assert bots[name] <= {expected}, (name, bots)
+            assert any(bots[n] == {c} for n, c in said.items() if c), bots
             codes = {name: stop(proc) for name, proc in procs.items()}
         assert codes == {"w1": 0, "w2": 0, "w3": 0}
         played = [
@@ -349,6 +391,10 @@ def test_what_workers_cannot_play_is_refused_in_one_line(
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1
     assert "workers share a PostgreSQL database" in refused.stderr
+    for bad, said in [("two", "bad --cpu 'two'; allowed: auto"), ("4096", "--cpu 4096: this")]:
+        refused = cli("worker", "--cpu", bad, db=postgres_database, check=False)
+        assert refused.returncode == 2 and refused.stdout == "", refused.stdout
+        assert refused.stderr.count("\n") == 1 and said in refused.stderr, refused.stderr
 
     # A remote bot connects to one worker: the tournament must name it (--worker).
     cli("db", "upgrade", db=postgres_database)  # procrastinate's tables: no job may appear

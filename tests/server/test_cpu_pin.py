@@ -1,0 +1,168 @@
+"""Workers' core claims: one core each while cores are free, the lock dies with the process,
+the lock directory cannot be planted by another user, and pinning covers every thread."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from server.cpu_pin import AUTO, NONE, CpuChoiceError, claim_cpu, parse_cpu, usable_cpus
+
+ROOT = Path(__file__).resolve().parents[2]
+CPUS = usable_cpus()
+
+
+def allowed_list(pid: int | str, task: int | str | None = None) -> str:
+    """A process's (or one thread's) Cpus_allowed_list as /proc shows it."""
+    base = Path(f"/proc/{pid}") / ("" if task is None else f"task/{task}")
+    for line in (base / "status").read_text().splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            return line.split(":", 1)[1].strip()
+    raise AssertionError("no Cpus_allowed_list")
+
+
+def test_this_machine_has_two_cores_to_pin_to() -> None:
+    # The claims below need two; CI's machine has them. Fail loudly rather than skip.
+    assert len(CPUS) >= 2, f"the tests need 2 usable cores, have {CPUS}"
+
+
+def test_auto_claims_a_free_core_each_until_none_is_left(tmp_path: Path) -> None:
+    claims = [claim_cpu(AUTO, tmp_path) for _ in CPUS]
+    assert [c.cpu for c in claims if c] == CPUS
+    assert all(c is not None and not c.shared for c in claims)
+    assert claim_cpu(AUTO, tmp_path) is None  # every core held: unpinned
+    first = claims[0]
+    assert first is not None
+    first.release()
+    again = claim_cpu(AUTO, tmp_path)
+    assert again is not None and again.cpu == CPUS[0]  # the freed core, first
+    assert claim_cpu(NONE, tmp_path) is None
+
+
+def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
+    tmp_path: Path,
+) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sys
+                from pathlib import Path
+                from server.cpu_pin import claim_cpu
+                claim = claim_cpu({CPUS[0]}, Path({str(tmp_path)!r}))
+                print(claim.cpu, claim.shared, flush=True)
+                sys.stdin.read()
+                """
+            ),
+        ],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().split() == [str(CPUS[0]), "False"]
+        mine = claim_cpu(AUTO, tmp_path)
+        assert mine is not None and mine.cpu == CPUS[1]
+        asked = claim_cpu(CPUS[0], tmp_path)  # by number: pinned, and told it is shared
+        assert asked is not None and (asked.cpu, asked.shared) == (CPUS[0], True)
+        mine.release()
+    finally:
+        holder.kill()  # kill -9: the kernel drops its lock
+        holder.wait()
+    after = claim_cpu(AUTO, tmp_path)
+    assert after is not None and after.cpu == CPUS[0]
+
+
+def test_a_claims_lock_is_not_inherited_by_what_the_worker_starts(tmp_path: Path) -> None:
+    claim = claim_cpu(AUTO, tmp_path)
+    assert claim is not None
+    assert not os.get_inheritable(claim._fd)
+
+
+def test_a_lock_directory_another_user_could_plant_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    with pytest.raises(CpuChoiceError, match="not a directory of this user"):
+        claim_cpu(AUTO, link)
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)
+    with pytest.raises(CpuChoiceError, match="writable by other users"):
+        claim_cpu(AUTO, open_dir)
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    (planted / f"cpu{CPUS[0]}.lock").symlink_to(tmp_path / "victim")
+    with pytest.raises(OSError):  # O_NOFOLLOW: no file is created through the link
+        claim_cpu(AUTO, planted)
+    assert not (tmp_path / "victim").exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("two", "bad --cpu 'two'; allowed: auto (the first core"),
+        ("-1", "bad --cpu '-1'; allowed:"),
+        ("999", "--cpu 999: this process may use cores " + ", ".join(map(str, CPUS)) + " only"),
+    ],
+)
+def test_bad_cpu_values_name_the_value_and_what_is_allowed(given: str, said: str) -> None:
+    with pytest.raises(CpuChoiceError) as err:
+        parse_cpu(given)
+    assert str(err.value).startswith(said)
+
+
+def test_cpu_values_that_parse() -> None:
+    assert parse_cpu("Auto") == AUTO and parse_cpu(" none") == NONE
+    assert parse_cpu(str(CPUS[-1])) == CPUS[-1]
+
+
+def test_pinning_covers_threads_started_before_and_processes_started_after() -> None:
+    script = textwrap.dedent(
+        f"""
+        import subprocess, threading, time
+        from server.cpu_pin import pin_process
+        ready, done = threading.Event(), threading.Event()
+        def idle():
+            ready.set()
+            done.wait()
+        thread = threading.Thread(target=idle)
+        thread.start()
+        ready.wait()
+        pin_process({CPUS[-1]})
+        child = subprocess.Popen(["sleep", "30"])
+        print(child.pid, flush=True)
+        input()
+        child.kill()
+        done.set()
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        child = proc.stdout.readline().strip()
+        tasks = os.listdir(f"/proc/{proc.pid}/task")
+        assert len(tasks) >= 2
+        assert {allowed_list(proc.pid, t) for t in tasks} == {str(CPUS[-1])}
+        assert allowed_list(child) == str(CPUS[-1])
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.write("\n")
+        proc.stdin.close()
+        proc.wait(timeout=30)
