@@ -1,6 +1,6 @@
 """Referee throughput against a raw gRPC bidi ping-pong with the same messages and processes.
 
-Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--json]
+Usage: python bench/referee.py [--games knaves,knives] [--rounds 80] [--cpu N] [--json]
        python bench/referee.py --referee-only [--profile] [--games knaves] [--rounds 60]
 The referee side plays full matches against real random-bot processes, as managed bots: over
 the referee's Unix socket (gRPC), once unsandboxed and once each in its bubblewrap sandbox,
@@ -44,6 +44,7 @@ from cardshark.v1 import referee_pb2 as pb  # noqa: E402
 from games.registry import all_games, get_game  # noqa: E402
 from server import protocol  # noqa: E402
 from server.arena import Arena  # noqa: E402
+from server.cpu_pin import CpuChoiceError, parse_cpu, pin_process  # noqa: E402
 from server.sandbox import NO_SANDBOX, SandboxPolicy  # noqa: E402
 
 RANDOM_BOT = [sys.executable, str(ROOT / "clients" / "python" / "examples" / "random_bot.py")]
@@ -310,11 +311,22 @@ def main() -> None:
         default="grpc",
         help="with --referee-only: the bots' transport",
     )
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        help="run everything (referee, bots, raw clients) on core N, as a `cardshark worker` "
+        "runs a match on its core",
+    )
     parser.add_argument("--client", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         asyncio.run(raw_client(args.client))
         return
+    if args.cpu is not None:
+        try:
+            pin_process(parse_cpu(str(args.cpu)))  # type: ignore[arg-type]
+        except CpuChoiceError as err:
+            parser.error(str(err))
     if args.referee_only:
         for game in [g for g in args.games.split(",") if g]:
             asyncio.run(referee_only(game, args.rounds, args.profile, args.transport))
@@ -330,7 +342,8 @@ def main() -> None:
     results = {g: asyncio.run(compare(g, args.rounds)) for g in games}
     if args.json:
         # Top-level figures are the last game's (the 5-seat one by default).
-        print(json.dumps({**results[games[-1]], "game": games[-1], "by_game": results}))
+        top = {**results[games[-1]], "game": games[-1], "cpu": args.cpu}
+        print(json.dumps({**top, "by_game": results}))
         return
     print(
         f"{'game':<10}{'bots':>5}{'referee/s':>11}{'sandboxed/s':>13}{'raw gRPC/s':>12}"
