@@ -47,6 +47,9 @@ class BotLimits:
     open_files: int = 256
     file_size_mb: int = 64
     tmp_mb: int = 64
+    # The cores the bot may run on, held by its cpuset cgroup (where the machine has one):
+    # empty, those of the process that starts it (a pinned worker's core).
+    cpus: tuple[int, ...] = ()
 
     def prlimit_args(self, cgroup_kinds: frozenset[str]) -> list[str]:
         """prlimit flags: the rlimits always, the ones a cgroup enforces only as a fallback."""
@@ -152,11 +155,31 @@ def cgroup_root() -> tuple[str, dict[str, Path]]:
             return "v2", {"memory": mine, "pids": mine, "cpuacct": mine}
         return "", {}
     found = {}
-    for kind in ("memory", "pids", "cpuacct"):
+    for kind in ("memory", "pids", "cpuacct", "cpuset"):
         base = unified / kind
         if (base / "cgroup.procs").exists() and os.access(base, os.W_OK):
             found[kind] = base / "cardshark"
     return ("v1", found) if found else ("", {})
+
+
+def _cpuset_writes(bot_dir: Path, cpus: tuple[int, ...]) -> list[tuple[Path, str]]:
+    """What confines a bot to its cores in a cgroup v1 cpuset (a child starts with no cores
+    and no memory nodes, so our parent group gets its parent's first). A bot may still set
+    its own affinity, but only within these cores: it cannot take another worker's core."""
+    parent = bot_dir.parent
+    writes = []
+    for name in ("cpuset.cpus", "cpuset.mems"):
+        with contextlib.suppress(OSError):
+            if not (parent / name).read_text().strip():
+                writes.append((parent / name, (parent.parent / name).read_text().strip()))
+    mine = cpus or tuple(sorted(os.sched_getaffinity(0)))
+    writes.append((bot_dir / "cpuset.cpus", ",".join(map(str, mine))))
+    with contextlib.suppress(OSError):
+        mems = (parent / "cpuset.mems").read_text().strip()
+        writes.append(
+            (bot_dir / "cpuset.mems", mems or (parent.parent / "cpuset.mems").read_text().strip())
+        )
+    return writes
 
 
 class BotCgroups:
@@ -197,6 +220,8 @@ class BotCgroups:
                 writes.append((self.dirs["memory"] / "memory.swappiness", "0"))
         if "pids" in self.dirs and limits.pids:
             writes.append((self.dirs["pids"] / "pids.max", str(limits.pids)))
+        if "cpuset" in self.dirs:
+            writes += _cpuset_writes(self.dirs["cpuset"], limits.cpus)
         for path, value in writes:
             try:
                 path.write_text(value)

@@ -21,6 +21,7 @@ ATTACKER = ROOT / "tests" / "server" / "bots" / "attacker.py"
 CARDSHARK = str(Path(sys.executable).with_name("cardshark"))
 ADMIN_SECRET = "admin-secret-4f1c9e"
 SLEEPER = "987654321"
+CORES = sorted(os.sched_getaffinity(0))
 
 
 def host_processes_with(marker: str) -> list[int]:
@@ -67,9 +68,10 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     )
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        pin = ["taskset", "-c", args[1]] if args[0] == "--cores" else []
         return subprocess.run(
-            [CARDSHARK, *args], cwd=server_dir, env=env, capture_output=True, text=True,
-            timeout=240,
+            [*pin, CARDSHARK, *args[2 if pin else 0 :]], cwd=server_dir, env=env,
+            capture_output=True, text=True, timeout=240,
         )
 
     attacker = [sys.executable, str(ATTACKER), str(db_file), str(server_dir), str(port)]
@@ -77,7 +79,9 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     for name in ("honest1", "honest2"):
         assert cli("bot", "add", name, "--command", shlex.join(RANDOM_BOT)).returncode == 0
     victim_before = digest(victim)
+    # On the last core, as a pinned worker runs: its bots may not take another core.
     run = cli(
+        "--cores", str(CORES[-1]),
         "tournament", "run", "knaves", "--bots", "attacker,honest1,honest2",
         "--seed", "7", "--move-ms", "3000", "--bot-memory", "512", "--bot-pids", "48",
     )
@@ -175,6 +179,14 @@ def test_the_network_is_gone_and_processes_are_capped(attacked: dict[str, object
     assert forks is not None, attacks["fork"]
     assert int(forks.group(1)) < 48
     assert "survived" not in attacks.get("memory", "")
+
+
+def test_a_bot_cannot_leave_the_cores_of_the_process_that_started_it(
+    attacked: dict[str, object],
+) -> None:
+    # The cpuset cgroup holds it: asking for every core leaves it on the server's one.
+    assert len(CORES) >= 2, f"the attack needs 2 usable cores, have {CORES}"
+    assert attacked["attacks"]["cores"] == f"succeeded '{CORES[-1]}'"  # type: ignore[index]
 
 
 def test_setsid_children_do_not_outlive_the_bot(attacked: dict[str, object]) -> None:

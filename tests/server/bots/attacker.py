@@ -4,7 +4,8 @@ Usage: attacker.py DB_FILE SERVER_DIR CANARY_PORT
 At start it: dumps its environment; writes to the database file by absolute path; writes into
 the server's working directory; lists /proc and reads every other process's environ (and tries
 a stolen token); SIGKILLs every pid it can name; dials a TCP port outside; forks until
-refused; starts a setsid child and a double-forked one that sleep forever. Each outcome goes
+refused; starts a setsid child and a double-forked one that sleep forever; sets its CPU
+affinity to every core. Each outcome goes
 to stderr as `ATTACK name: outcome`. Then it plays legal random moves until its third match,
 where it allocates and touches 4 GiB.
 """
@@ -149,6 +150,11 @@ def escape() -> str:
     return "setsid sleepers started"
 
 
+def take_every_core() -> str:
+    os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    return ",".join(map(str, sorted(os.sched_getaffinity(0))))
+
+
 def main() -> None:
     report("env", dict(os.environ))
     attempt("db-write", write_db)
@@ -159,6 +165,7 @@ def main() -> None:
     attempt("dial-out", dial_out)
     attempt("fork", fork_bomb)
     attempt("setsid", escape)
+    attempt("cores", take_every_core)
     matches: set[str] = set()
 
     def decide(request: pb.DecisionRequest) -> str:
