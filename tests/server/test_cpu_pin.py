@@ -6,12 +6,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from server.cpu_pin import AUTO, NONE, CpuChoiceError, claim_cpu, parse_cpu, usable_cpus
+from server.cpu_pin import (
+    AUTO,
+    LOCK_DIR_ENV,
+    NONE,
+    CpuChoiceError,
+    claim_cpu,
+    lock_dir,
+    parse_cpu,
+    usable_cpus,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CPUS = usable_cpus()
@@ -34,7 +44,7 @@ def test_this_machine_has_two_cores_to_pin_to() -> None:
 def test_auto_claims_a_free_core_each_until_none_is_left(tmp_path: Path) -> None:
     claims = [claim_cpu(AUTO, tmp_path) for _ in CPUS]
     assert [c.cpu for c in claims if c] == CPUS
-    assert all(c is not None and not c.shared for c in claims)
+    assert all(c is not None and c.shared is False for c in claims)
     assert claim_cpu(AUTO, tmp_path) is None  # every core held: unpinned
     first = claims[0]
     assert first is not None
@@ -74,6 +84,9 @@ def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
         assert mine is not None and mine.cpu == CPUS[1]
         asked = claim_cpu(CPUS[0], tmp_path)  # by number: pinned, and told it is shared
         assert asked is not None and (asked.cpu, asked.shared) == (CPUS[0], True)
+        asked.release()  # it holds no lock: releasing closes no descriptor at all
+        for fd in (0, 1, 2):
+            os.fstat(fd)
         mine.release()
     finally:
         holder.kill()  # kill -9: the kernel drops its lock
@@ -86,6 +99,29 @@ def test_a_claims_lock_is_not_inherited_by_what_the_worker_starts(tmp_path: Path
     claim = claim_cpu(AUTO, tmp_path)
     assert claim is not None
     assert not os.get_inheritable(claim._fd)
+
+
+def test_a_core_asked_for_by_number_is_held_until_released_once(tmp_path: Path) -> None:
+    where = tmp_path / "nested" / "locks"  # made, parents and all
+    asked = claim_cpu(CPUS[0], where)
+    assert asked is not None and (asked.cpu, asked.shared) == (CPUS[0], False)
+    other = claim_cpu(AUTO, where)
+    assert other is not None and other.cpu == CPUS[1]  # auto skips the core asked for
+    lock = where / f"cpu{CPUS[0]}.lock"
+    assert lock.stat().st_mode & 0o777 == 0o600 and where.stat().st_mode & 0o777 == 0o700
+    asked.release()
+    asked.release()  # a second release closes nothing (not some other descriptor)
+    for fd in (0, 1, 2, other._fd):
+        os.fstat(fd)
+    again = claim_cpu(AUTO, where)
+    assert again is not None and again.cpu == CPUS[0]
+
+
+def test_the_lock_directory_is_per_user_unless_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(LOCK_DIR_ENV, raising=False)
+    assert lock_dir() == Path(tempfile.gettempdir()) / f"cardshark-cpus-{os.getuid()}"
+    monkeypatch.setenv(LOCK_DIR_ENV, "/run/cardshark-cpus")
+    assert lock_dir() == Path("/run/cardshark-cpus")
 
 
 def test_a_lock_directory_another_user_could_plant_is_refused(tmp_path: Path) -> None:
