@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -182,10 +183,48 @@ def _cpuset_writes(bot_dir: Path, cpus: tuple[int, ...]) -> list[tuple[Path, str
     return writes
 
 
+STALE_CGROUP_AGE_S = 60.0  # younger groups may be a live server's, its launcher not in yet
+_swept = False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_stale_cgroups(min_age_s: float = STALE_CGROUP_AGE_S) -> list[Path]:
+    """Remove the empty bot cgroups of servers that are gone (a `kill -9` leaves them: the
+    kernel kills the bots, but nobody removes their groups); returns what was removed. A group
+    is the server's pid and a slot; one whose server lives, one younger than min_age_s, or one
+    with a process in it is left alone (rmdir refuses a group that is not empty)."""
+    removed = []
+    now = time.time()
+    for root in set(cgroup_root()[1].values()):
+        with contextlib.suppress(OSError):
+            for group in root.iterdir():
+                pid, dash, slot = group.name.partition("-")
+                if not (dash and pid.isdigit() and slot.isdigit()) or _pid_alive(int(pid)):
+                    continue
+                with contextlib.suppress(OSError):
+                    if now - group.stat().st_mtime >= min_age_s:
+                        group.rmdir()
+                        removed.append(group)
+    return removed
+
+
 class BotCgroups:
     """The cgroups of one bot: memory and pids limits, and a list of every process to kill."""
 
     def __init__(self, name: str, limits: BotLimits) -> None:
+        global _swept
+        if not _swept:  # once per server, at its first bot
+            _swept = True
+            sweep_stale_cgroups()
         self.version, roots = cgroup_root()
         self.dirs: dict[str, Path] = {}
         for kind, root in roots.items():

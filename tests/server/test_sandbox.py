@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -14,7 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from server.sandbox import SandboxPolicy, bot_directory, clean_environment, unavailable_reason
+from server.sandbox import (
+    SandboxPolicy,
+    bot_directory,
+    cgroup_root,
+    clean_environment,
+    sweep_stale_cgroups,
+    unavailable_reason,
+)
 from tests.server.conftest import RANDOM_BOT, ROOT
 
 ATTACKER = ROOT / "tests" / "server" / "bots" / "attacker.py"
@@ -70,8 +78,12 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         pin = ["taskset", "-c", args[1]] if args[0] == "--cores" else []
         return subprocess.run(
-            [*pin, CARDSHARK, *args[2 if pin else 0 :]], cwd=server_dir, env=env,
-            capture_output=True, text=True, timeout=240,
+            [*pin, CARDSHARK, *args[2 if pin else 0 :]],
+            cwd=server_dir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=240,
         )
 
     attacker = [sys.executable, str(ATTACKER), str(db_file), str(server_dir), str(port)]
@@ -81,9 +93,21 @@ def attacked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     victim_before = digest(victim)
     # On the last core, as a pinned worker runs: its bots may not take another core.
     run = cli(
-        "--cores", str(CORES[-1]),
-        "tournament", "run", "knaves", "--bots", "attacker,honest1,honest2",
-        "--seed", "7", "--move-ms", "3000", "--bot-memory", "512", "--bot-pids", "48",
+        "--cores",
+        str(CORES[-1]),
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "attacker,honest1,honest2",
+        "--seed",
+        "7",
+        "--move-ms",
+        "3000",
+        "--bot-memory",
+        "512",
+        "--bot-pids",
+        "48",
     )
     try:
         canary.accept()
@@ -141,7 +165,13 @@ def test_the_environment_holds_no_server_secret(attacked: dict[str, object]) -> 
     assert ADMIN_SECRET not in log
     assert "CARDSHARK_DB" not in env and "cardshark.db" not in env
     assert set(re.findall(r"'(\w+)':", env)) == {
-        "CARDSHARK_SERVER", "CARDSHARK_TOKEN", "HOME", "PATH", "LANG", "TMPDIR", "PWD",
+        "CARDSHARK_SERVER",
+        "CARDSHARK_TOKEN",
+        "HOME",
+        "PATH",
+        "LANG",
+        "TMPDIR",
+        "PWD",
     }
     assert f"'PWD': '{ATTACKER.parent}'" in env  # its own directory, never the server's
 
@@ -217,9 +247,7 @@ def test_without_bwrap_a_tournament_with_managed_bots_is_refused_in_one_line(
     for name in ("a", "b", "c"):
         added = cardshark(tmp_path, "bot", "add", name, "--command", shlex.join(RANDOM_BOT))
         assert added.returncode == 0, added.stderr
-    run = cardshark(
-        tmp_path, "tournament", "run", "knaves", "--bots", "a,b,c", path="/nonexistent"
-    )
+    run = cardshark(tmp_path, "tournament", "run", "knaves", "--bots", "a,b,c", path="/nonexistent")
     assert run.returncode == 2
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
@@ -233,8 +261,16 @@ def test_sandbox_none_warns_and_plays(tmp_path: Path) -> None:
         added = cardshark(tmp_path, "bot", "add", name, "--command", shlex.join(RANDOM_BOT))
         assert added.returncode == 0, added.stderr
     run = cardshark(
-        tmp_path, "tournament", "run", "knaves", "--bots", "a,b,c", "--sandbox", "none",
-        "--seed", "3",
+        tmp_path,
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        "a,b,c",
+        "--sandbox",
+        "none",
+        "--seed",
+        "3",
     )
     assert run.returncode == 0, run.stderr
     assert "unsandboxed" in run.stderr
@@ -249,3 +285,35 @@ def test_an_unknown_sandbox_names_the_allowed_ones(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "unknown sandbox 'x'; allowed: bwrap, none" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_the_empty_cgroups_of_a_server_that_is_gone_are_swept() -> None:
+    # kill -9 of a server: the kernel kills its bots, but their groups stay until swept.
+    roots = sorted(set(cgroup_root()[1].values()))
+    assert roots, "no writable cgroup controller: the bots' limits would be rlimits only"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale = [root / f"{gone.pid}-0" for root in roots]
+    busy = roots[0] / f"{gone.pid}-1"
+    kept = [root / f"{os.getpid()}-777" for root in roots] + [roots[0] / "not-a-bot"]
+    for group in [*stale, busy, *kept]:
+        group.mkdir(parents=True)
+    if (busy / "cpuset.cpus").exists():  # a v1 cpuset takes no process before its cores
+        (busy / "cpuset.cpus").write_text((busy.parent / "cpuset.cpus").read_text())
+        (busy / "cpuset.mems").write_text((busy.parent / "cpuset.mems").read_text())
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        (busy / "cgroup.procs").write_text(str(sleeper.pid))
+        assert not set(sweep_stale_cgroups(min_age_s=3600)) & {*stale, busy}  # too young
+        assert all(g.exists() for g in [*stale, busy, *kept])
+        removed = set(sweep_stale_cgroups(min_age_s=0))
+        assert set(stale) <= removed and busy not in removed and not removed & set(kept)
+        assert busy.exists() and not any(g.exists() for g in stale)
+        sleeper.kill()
+        sleeper.wait()
+        assert busy in sweep_stale_cgroups(min_age_s=0)  # empty now: swept
+    finally:
+        sleeper.kill()
+        for group in [busy, *stale, *kept]:
+            with contextlib.suppress(OSError):
+                group.rmdir()
