@@ -29,6 +29,13 @@ def seat_names(detail: MatchDetail) -> list[str]:
     return [detail.bot_names.get(b, str(b)) for b in detail.match.seats]
 
 
+def seat_code(record: dict[str, Any], seats: int) -> list[str | None]:
+    """Per seat, the SHA-256 of the stored code that played it (None: a command or remote
+    bot, or a record from before stored code)."""
+    code = [c if isinstance(c, str) else None for c in record.get("code") or []]
+    return (code + [None] * seats)[:seats]
+
+
 def transcript(detail: MatchDetail) -> list[Step]:
     """Replay a stored match; each step carries the scores after it."""
     match, record = detail.match, detail.match.record or {}

@@ -21,7 +21,7 @@ from games.errors import UnknownGameError
 from games.registry import all_games, get_game
 from server.live_matches import LIVE, LiveMatches
 from server.replay import replay_json
-from server.transcript import seat_names
+from server.transcript import seat_code, seat_names
 from server.web_bot import rating_series
 from server.web_live import Pulse, stream
 from server.web_spectate import DELAY, spectate
@@ -155,6 +155,7 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
             result=detail.match.result or {},
             faults=faults,
             forfeited=forfeited,
+            code=seat_code(record, len(names)),
             decisions=len(record.get("actions", [])),
             in_play=web_queries.deal_in_play(store, detail.match.id or 0),
             in_play_text=DEAL_IN_PLAY,

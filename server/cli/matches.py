@@ -14,7 +14,7 @@ from server.cli.common import (
     fail,
     open_store,
 )
-from server.transcript import seat_names, transcript
+from server.transcript import seat_code, seat_names, transcript
 
 match_app = command_group("Find and inspect matches.")
 
@@ -34,12 +34,14 @@ def match_show(match_id: int, db: DbOption = None, as_json: JsonOption = False) 
         )
         return
     names = seat_names(detail)
+    code = seat_code(record, len(names))
     console.print(
         f"[bold]match {match.id}[/] of tournament {match.tournament_id}: "
         f"{detail.tournament.game}, seed {match.seed}, status {match.status}"
     )
     for seat, name in enumerate(names):
-        console.print(f"  seat {seat}: {name}")
+        played = f" (stored code sha256 {code[seat]})" if code[seat] else ""
+        console.print(f"  seat {seat}: {name}{played}", highlight=False)
     for step in transcript(detail):
         who = f"seat {step.seat} {step.bot}"
         console.print(

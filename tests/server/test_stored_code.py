@@ -15,11 +15,13 @@ import signal
 import subprocess
 import sys
 import tarfile
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 from sqlmodel import Session, select
 
+from tests.server.webkit import serve_web
 from tournaments.models import BotArchive, MatchStatus
 from tournaments.store import Store
 
@@ -140,6 +142,18 @@ def test_tournament_run_plays_code_from_the_database_read_only(tmp_path: Path) -
     for name in ("v1", "v1b", "v2"):
         log = (server / "logs" / "tournament-1" / f"{name}.stderr.log").read_text()
         assert "code dir: EROFS" in log, log  # a read-only mount, not only file modes
+    # The match's transcript and its web page name the code each seat played.
+    names, _, code = rows[0]
+    shown = cardshark(server, "match", "show", "1", "--db", db)
+    assert shown.returncode == 0, shown.stderr
+    for seat, (name, digest) in enumerate(zip(names, code, strict=True)):
+        assert f"seat {seat}: {name} (stored code sha256 {digest})" in shown.stdout
+    with serve_web(db) as url, urllib.request.urlopen(f"{url}/matches/1") as page:
+        html = page.read().decode()
+    title = "SHA-256 of the stored code that played this seat"
+    for name, digest in zip(names, code, strict=True):
+        cell = f'{name}</a>\n      <code class="digest" title="{title}: {digest}">{digest[:12]}'
+        assert cell in html, html
 
     # The same bots run from a path (bot add --command) play exactly the same matches.
     again = tmp_path / "by-path"
@@ -168,6 +182,8 @@ def test_tournament_run_plays_code_from_the_database_read_only(tmp_path: Path) -
         by_path = played(store)
     assert {i: r[:2] for i, r in by_path.items()} == {i: r[:2] for i, r in rows.items()}
     assert {tuple(r[2]) for r in by_path.values()} == {()}  # no stored code: none named
+    shown = cardshark(again, "match", "show", "1", "--db", other)
+    assert shown.returncode == 0 and "stored code" not in shown.stdout, shown.stdout
 
 
 def test_workers_play_code_from_the_database_as_tournament_run_does(
