@@ -36,6 +36,17 @@ def allowed_list(pid: int | str, task: int | str | None = None) -> str:
     raise AssertionError("no Cpus_allowed_list")
 
 
+def python_child(script: str) -> subprocess.Popen[str]:
+    """A Python process running script (dedented) from the repository, stdin and stdout piped."""
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
 def test_this_machine_has_two_cores_to_pin_to() -> None:
     # The claims below need two; CI's machine has them. Fail loudly rather than skip.
     assert len(CPUS) >= 2, f"the tests need 2 usable cores, have {CPUS}"
@@ -57,25 +68,15 @@ def test_auto_claims_a_free_core_each_until_none_is_left(tmp_path: Path) -> None
 def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
     tmp_path: Path,
 ) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            textwrap.dedent(
-                f"""
-                import sys
-                from pathlib import Path
-                from server.cpu_pin import claim_cpu
-                claim = claim_cpu({CPUS[0]}, Path({str(tmp_path)!r}))
-                print(claim.cpu, claim.shared, flush=True)
-                sys.stdin.read()
-                """
-            ),
-        ],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
+    holder = python_child(
+        f"""
+        import sys
+        from pathlib import Path
+        from server.cpu_pin import claim_cpu
+        claim = claim_cpu({CPUS[0]}, Path({str(tmp_path)!r}))
+        print(claim.cpu, claim.shared, flush=True)
+        sys.stdin.read()
+        """
     )
     try:
         assert holder.stdout is not None
@@ -164,7 +165,7 @@ def test_cpu_values_that_parse() -> None:
 
 
 def test_pinning_covers_threads_started_before_and_processes_started_after() -> None:
-    script = textwrap.dedent(
+    proc = python_child(
         f"""
         import subprocess, threading, time
         from server.cpu_pin import pin_process
@@ -182,13 +183,6 @@ def test_pinning_covers_threads_started_before_and_processes_started_after() -> 
         child.kill()
         done.set()
         """
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
     )
     try:
         assert proc.stdout is not None
