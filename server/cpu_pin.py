@@ -21,7 +21,7 @@ from pathlib import Path
 
 LOCK_DIR_ENV = "CARDSHARK_CPU_LOCKS"  # where the lock files are (tests give their own)
 AUTO, NONE = "auto", "none"
-ALLOWED = f"{AUTO} (the first core no other worker of this user holds), {NONE}, or a core number"
+ALLOWED = f"{AUTO} (a core no other worker of this user holds), {NONE}, or a core number"
 
 
 class CpuChoiceError(ValueError):
@@ -94,8 +94,8 @@ def _try_lock(directory: Path, cpu: int) -> int | None:
 
 
 def claim_cpu(choice: str | int, directory: Path | None = None) -> CpuClaim | None:
-    """Claim a core as --cpu asks: AUTO the first free one (None when every core is held, or
-    there is one core only: nothing to gain), NONE none, a number that one."""
+    """Claim a core as --cpu asks: AUTO a free one (None when every core is held, or there is
+    one core only: nothing to gain), NONE none, a number that one."""
     if choice == NONE:
         return None
     cpus = usable_cpus()
@@ -106,7 +106,10 @@ def claim_cpu(choice: str | int, directory: Path | None = None) -> CpuClaim | No
         return CpuClaim(choice, fd is None, -1 if fd is None else fd)
     if len(cpus) < 2:
         return None
-    for cpu in cpus:
+    # The scan starts at a core picked by the pid: workers that cannot see each other's locks
+    # (containers, each with its own /tmp) spread over the cores instead of all taking the first.
+    start = os.getpid() % len(cpus)
+    for cpu in cpus[start:] + cpus[:start]:
         fd = _try_lock(where, cpu)
         if fd is not None:
             return CpuClaim(cpu, False, fd)

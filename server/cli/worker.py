@@ -84,9 +84,9 @@ def worker(
         typer.Option(
             "--cpu",
             metavar="auto|none|N",
-            help="Run this worker and its bots on one core: auto (the first core no other "
-            "worker of this user on this machine holds; none left, or one core: unpinned), "
-            "none, or core N.",
+            help="Run this worker and its bots on one core: auto (a core no other worker of "
+            "this user on this machine holds; none left, or one core: unpinned), none, or "
+            "core N.",
         ),
     ] = "auto",
 ) -> None:

@@ -54,15 +54,39 @@ def test_this_machine_has_two_cores_to_pin_to() -> None:
 
 def test_auto_claims_a_free_core_each_until_none_is_left(tmp_path: Path) -> None:
     claims = [claim_cpu(AUTO, tmp_path) for _ in CPUS]
-    assert [c.cpu for c in claims if c] == CPUS
+    start = os.getpid() % len(CPUS)  # the scan starts at a core the pid picks
+    assert [c.cpu for c in claims if c] == CPUS[start:] + CPUS[:start]
     assert all(c is not None and c.shared is False for c in claims)
     assert claim_cpu(AUTO, tmp_path) is None  # every core held: unpinned
-    first = claims[0]
-    assert first is not None
-    first.release()
+    last = claims[-1]
+    assert last is not None
+    last.release()
     again = claim_cpu(AUTO, tmp_path)
-    assert again is not None and again.cpu == CPUS[0]  # the freed core, first
+    assert again is not None and again.cpu == last.cpu  # the freed core, and only it
     assert claim_cpu(NONE, tmp_path) is None
+
+
+def test_workers_that_cannot_see_each_others_locks_spread_over_the_cores(
+    tmp_path: Path,
+) -> None:
+    # Each in a lock directory of its own, as containers with their own /tmp would be.
+    script = """
+        import os, sys
+        from pathlib import Path
+        from server.cpu_pin import claim_cpu
+        print(claim_cpu("auto", Path(sys.argv[1])).cpu, os.getpid())
+        """
+    taken = []
+    for n in range(2 * len(CPUS)):
+        out = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(script), str(tmp_path / str(n))],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        taken.append((int(out[0]), int(out[1]) % len(CPUS)))
+    assert all(CPUS[start] == cpu for cpu, start in taken), taken
 
 
 def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
@@ -82,18 +106,18 @@ def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
         assert holder.stdout is not None
         assert holder.stdout.readline().split() == [str(CPUS[0]), "False"]
         mine = claim_cpu(AUTO, tmp_path)
-        assert mine is not None and mine.cpu == CPUS[1]
+        assert mine is not None and mine.cpu != CPUS[0]  # never the held one
         asked = claim_cpu(CPUS[0], tmp_path)  # by number: pinned, and told it is shared
         assert asked is not None and (asked.cpu, asked.shared) == (CPUS[0], True)
         asked.release()  # it holds no lock: releasing closes no descriptor at all
         for fd in (0, 1, 2):
             os.fstat(fd)
-        mine.release()
     finally:
         holder.kill()  # kill -9: the kernel drops its lock
         holder.wait()
     after = claim_cpu(AUTO, tmp_path)
     assert after is not None and after.cpu == CPUS[0]
+    mine.release()
 
 
 def test_a_claims_lock_is_not_inherited_by_what_the_worker_starts(tmp_path: Path) -> None:
@@ -106,8 +130,10 @@ def test_a_core_asked_for_by_number_is_held_until_released_once(tmp_path: Path) 
     where = tmp_path / "nested" / "locks"  # made, parents and all
     asked = claim_cpu(CPUS[0], where)
     assert asked is not None and (asked.cpu, asked.shared) == (CPUS[0], False)
-    other = claim_cpu(AUTO, where)
-    assert other is not None and other.cpu == CPUS[1]  # auto skips the core asked for
+    others = [claim_cpu(AUTO, where) for _ in CPUS[1:]]
+    assert sorted(c.cpu for c in others if c) == CPUS[1:]  # auto skips the core asked for
+    other = others[0]
+    assert other is not None
     lock = where / f"cpu{CPUS[0]}.lock"
     assert lock.stat().st_mode & 0o777 == 0o600 and where.stat().st_mode & 0o777 == 0o700
     asked.release()
@@ -139,16 +165,17 @@ def test_a_lock_directory_another_user_could_plant_is_refused(tmp_path: Path) ->
         claim_cpu(AUTO, open_dir)
     planted = tmp_path / "planted"
     planted.mkdir()
-    (planted / f"cpu{CPUS[0]}.lock").symlink_to(tmp_path / "victim")
+    for cpu in CPUS:
+        (planted / f"cpu{cpu}.lock").symlink_to(tmp_path / f"victim{cpu}")
     with pytest.raises(OSError):  # O_NOFOLLOW: no file is created through the link
         claim_cpu(AUTO, planted)
-    assert not (tmp_path / "victim").exists()
+    assert not list(tmp_path.glob("victim*"))
 
 
 @pytest.mark.parametrize(
     ("given", "said"),
     [
-        ("two", "bad --cpu 'two'; allowed: auto (the first core"),
+        ("two", "bad --cpu 'two'; allowed: auto (a core no other worker"),
         ("-1", "bad --cpu '-1'; allowed:"),
         ("999", "--cpu 999: this process may use cores " + ", ".join(map(str, CPUS)) + " only"),
     ],
