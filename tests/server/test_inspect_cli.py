@@ -238,6 +238,7 @@ def test_list_shows_progress_and_how_to_resume_unfinished_ones(played: Played) -
         "status": "finished",
         "finished": 48,
         "scheduled": 48,
+        "worker": None,  # any worker (or this machine) plays it
         "resume": None,
     }
     assert rows[played.kill]["status"] == "pending"
@@ -245,7 +246,7 @@ def test_list_shows_progress_and_how_to_resume_unfinished_ones(played: Played) -
     assert rows[played.kill]["resume"] == f"cardshark tournament resume {played.kill}"
     table = cli("tournament", "list", db=played.db).stdout
     line = next(x for x in table.splitlines() if f"│ {played.kill} " in x)
-    assert "pending" in line and "0/6" in line
+    assert "pending" in line and "0/6" in line and "│ any " in line
     assert f"cardshark tournament resume {played.kill}" in line
     line = next(x for x in table.splitlines() if f"│ {played.knaves} " in x)
     assert "48/48" in line and "resume" not in line
