@@ -3,7 +3,11 @@ once each, and never for an attempt that was voided meanwhile."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
+
+from sqlalchemy import create_engine
 
 from tournaments.models import MatchStatus
 from tournaments.ratings import SeatOutcome
@@ -68,3 +72,44 @@ def test_a_voided_attempt_is_never_staged_and_its_replay_is(db_url: str) -> None
         assert store.commit_staged(tid) == 1
         assert store.get_match(again.id).status == MatchStatus.FINISHED.value
         assert store.get_match(match.id).status == MatchStatus.VOIDED.value
+
+
+def test_starting_and_staging_a_match_never_wait_for_another_process_recording(
+    postgres_database: str,
+) -> None:
+    with Store(postgres_database) as store:
+        tid = tournament(store)
+        match = store.current_attempt(tid, 0)
+        assert match.id is not None
+        match_id = match.id
+        # Another process is recording: it holds the ratings lock, as every rating write does.
+        other = create_engine(postgres_database.replace("postgresql://", "postgresql+psycopg://"))
+        with other.connect() as recording:
+            recording.exec_driver_sql("LOCK TABLE ratings IN SHARE ROW EXCLUSIVE MODE")
+            done: dict[str, bool] = {}
+
+            def start_and_stage() -> None:
+                store.start_match(match_id)
+                done["staged"] = store.stage(match_id, outcome(0))
+
+            worker = threading.Thread(target=start_and_stage)
+            worker.start()
+            worker.join(timeout=60)
+            stuck = worker.is_alive()
+            committing = threading.Thread(target=store.commit_staged, args=(tid,))
+            if not stuck:  # recording, unlike them, does queue behind the lock
+                committing.start()
+                waiting = (
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted "
+                    "AND relation = 'ratings'::regclass"
+                )
+                while recording.exec_driver_sql(waiting).scalar() == 0:
+                    assert committing.is_alive(), "recording did not wait for the lock"
+                    time.sleep(0.01)  # polling pg_locks, not timing anything
+            recording.rollback()  # the other process is done
+        worker.join()
+        other.dispose()
+        assert not stuck, "starting or staging a match waited for the ratings lock"
+        assert done == {"staged": True}
+        committing.join()
+        assert store.get_match(match_id).status == MatchStatus.FINISHED.value
