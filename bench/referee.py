@@ -324,9 +324,10 @@ def main() -> None:
         return
     if args.cpu is not None:
         try:
-            pin_process(parse_cpu(str(args.cpu)))  # type: ignore[arg-type]
+            parse_cpu(str(args.cpu))  # a core this process may use, or a one-line error
         except CpuChoiceError as err:
             parser.error(str(err))
+        pin_process(args.cpu)
     if args.referee_only:
         for game in [g for g in args.games.split(",") if g]:
             asyncio.run(referee_only(game, args.rounds, args.profile, args.transport))

@@ -169,17 +169,17 @@ def _cpuset_writes(bot_dir: Path, cpus: tuple[int, ...]) -> list[tuple[Path, str
     its own affinity, but only within these cores: it cannot take another worker's core."""
     parent = bot_dir.parent
     writes = []
+    mems = ""
     for name in ("cpuset.cpus", "cpuset.mems"):
         with contextlib.suppress(OSError):
-            if not (parent / name).read_text().strip():
-                writes.append((parent / name, (parent.parent / name).read_text().strip()))
+            value = (parent / name).read_text().strip()
+            if not value:
+                value = (parent.parent / name).read_text().strip()
+                writes.append((parent / name, value))
+            mems = value
     mine = cpus or tuple(sorted(os.sched_getaffinity(0)))
     writes.append((bot_dir / "cpuset.cpus", ",".join(map(str, mine))))
-    with contextlib.suppress(OSError):
-        mems = (parent / "cpuset.mems").read_text().strip()
-        writes.append(
-            (bot_dir / "cpuset.mems", mems or (parent.parent / "cpuset.mems").read_text().strip())
-        )
+    writes.append((bot_dir / "cpuset.mems", mems))
     return writes
 
 
@@ -193,7 +193,7 @@ def _pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass  # it runs, as another user
     return True
 
 

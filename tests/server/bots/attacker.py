@@ -5,9 +5,8 @@ At start it: dumps its environment; writes to the database file by absolute path
 the server's working directory; lists /proc and reads every other process's environ (and tries
 a stolen token); SIGKILLs every pid it can name; dials a TCP port outside; forks until
 refused; starts a setsid child and a double-forked one that sleep forever; sets its CPU
-affinity to every core. Each outcome goes
-to stderr as `ATTACK name: outcome`. Then it plays legal random moves until its third match,
-where it allocates and touches 4 GiB.
+affinity to every core. Each outcome goes to stderr as `ATTACK name: outcome`. Then it plays
+legal random moves until its third match, where it allocates and touches 4 GiB.
 """
 
 from __future__ import annotations
