@@ -317,3 +317,16 @@ def test_the_empty_cgroups_of_a_server_that_is_gone_are_swept() -> None:
         for group in [busy, *stale, *kept]:
             with contextlib.suppress(OSError):
                 group.rmdir()
+
+
+def test_a_bot_inherits_no_descriptor_but_its_stdio_and_its_own_socket(
+    attacked: dict[str, object],
+) -> None:
+    # Anything more (another bot's socket, the database, a duplicate of its own socket that
+    # would hide its closing it) is a leak: an event loop whose spawn does not close
+    # inherited descriptors (uvloop's libuv) leaves several.
+    fds = attacked["attacks"]["fds"]  # type: ignore[index]
+    found = re.fullmatch(
+        r"succeeded '0=/dev/null 1=/dev/null 2=pipe:\[\d+\] 3=socket:\[\d+\]'", fds
+    )
+    assert found is not None, fds

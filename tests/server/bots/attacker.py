@@ -1,12 +1,13 @@
 """A managed bot that attacks everything around it, reports what it got, then plays.
 
 Usage: attacker.py DB_FILE SERVER_DIR CANARY_PORT
-At start it: dumps its environment; writes to the database file by absolute path; writes into
-the server's working directory; lists /proc and reads every other process's environ (and tries
-a stolen token); SIGKILLs every pid it can name; dials a TCP port outside; forks until
-refused; starts a setsid child and a double-forked one that sleep forever; sets its CPU
-affinity to every core. Each outcome goes to stderr as `ATTACK name: outcome`. Then it plays
-legal random moves until its third match, where it allocates and touches 4 GiB.
+At start it: dumps its environment; lists the descriptors it inherited; writes to the database
+file by absolute path; writes into the server's working directory; lists /proc and reads every
+other process's environ (and tries a stolen token); SIGKILLs every pid it can name; dials a TCP
+port outside; forks until refused; starts a setsid child and a double-forked one that sleep
+forever; sets its CPU affinity to every core. Each outcome goes to stderr as `ATTACK name:
+outcome`. Then it plays legal random moves until its third match, where it allocates and
+touches 4 GiB.
 """
 
 from __future__ import annotations
@@ -149,6 +150,17 @@ def escape() -> str:
     return "setsid sleepers started"
 
 
+def inherited_fds() -> str:
+    """Every descriptor open in this process at start, as fd=what (before gRPC opens any)."""
+    seen = []
+    for fd in sorted(int(n) for n in os.listdir("/proc/self/fd")):
+        try:
+            seen.append(f"{fd}={os.readlink(f'/proc/self/fd/{fd}')}")
+        except OSError:
+            continue  # the listing's own descriptor, closed by now
+    return " ".join(seen)
+
+
 def take_every_core() -> str:
     os.sched_setaffinity(0, range(os.cpu_count() or 1))
     return ",".join(map(str, sorted(os.sched_getaffinity(0))))
@@ -156,6 +168,7 @@ def take_every_core() -> str:
 
 def main() -> None:
     report("env", dict(os.environ))
+    attempt("fds", inherited_fds)
     attempt("db-write", write_db)
     attempt("db-append", append_db)
     attempt("server-dir", write_server_dir)
