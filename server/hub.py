@@ -149,6 +149,10 @@ class BotSession:
             self.closed = True
             self.outbox.put_nowait(None)
 
+    def take_reply(self) -> None:
+        """Where the transport can, read what the bot sends next without a turn of the event
+        loop, while the loop has nothing else to do; a gRPC stream cannot (nothing happens)."""
+
     def oldest_open(self) -> PendingRequest | None:
         """The longest-waiting open request of this session, if any."""
         return next(iter(self.pending.values()), None)

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import selectors
 import socket
+from collections import deque
 from collections.abc import Callable
 
 from google.protobuf.internal.decoder import _DecodeVarint  # type: ignore[attr-defined]
@@ -34,6 +36,8 @@ MAX_UNREAD_BYTES = 64 * 1024 * 1024
 READ_BYTES = 64 * 1024  # a connection's read buffer; it grows for a longer frame, up to the cap
 # The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
 # /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
+IDLE_WAIT_S = 0.1  # take_reply's longest wait when the loop has no timer at all
+Idle = Callable[[], float | None]  # how long the loop could wait now; None: not at all
 FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
 
 
@@ -157,10 +161,35 @@ class FrameBuffer:
         self._start = self._end = self._need = 0
 
 
+def loop_wait(loop: asyncio.AbstractEventLoop) -> tuple[selectors.BaseSelector, Idle] | None:
+    """The selector of a selector event loop and a function telling how long the loop could
+    wait now (None while a callback is ready); None for a loop without them (uvloop)."""
+    selector = getattr(loop, "_selector", None)
+    ready, timers = getattr(loop, "_ready", None), getattr(loop, "_scheduled", None)
+    if not isinstance(selector, selectors.BaseSelector):
+        return None
+    if not isinstance(ready, deque) or not isinstance(timers, list):
+        return None
+
+    def idle() -> float | None:
+        if ready:
+            return None
+        if not timers:
+            return IDLE_WAIT_S
+        wait: float = timers[0].when() - loop.time()
+        return wait if wait > 0 else None
+
+    return selector, idle
+
+
 class LocalSession(BotSession):
     """A bot session whose messages are written as frames straight to its socket."""
 
     transport: asyncio.WriteTransport | None = None
+    # Set when the loop and the transport allow take_reply (a selector loop's socket).
+    selector: selectors.BaseSelector | None = None
+    idle: Idle | None = None
+    fd = -1
 
     def send(self, msg: Outgoing) -> None:
         """Write a message as a frame at once (dropped once the connection is closed)."""
@@ -171,6 +200,23 @@ class LocalSession(BotSession):
         if self.transport.get_write_buffer_size() > MAX_UNREAD_BYTES:
             log.warning("closed the stream of %s: it reads nothing", self.identity.name)
             self.transport.abort()
+
+    def take_reply(self) -> None:
+        """While the loop has no callback ready, wait in one select of every descriptor it
+        watches, for no longer than its next timer, as its own next turn would; when this
+        bot's socket is readable, let its transport read it now. The reply then settles its
+        request without the loop's turn (a Handle, a task wake-up, a second select): about
+        a tenth of a local decision's time. Whatever else is ready is left for the loop
+        (epoll is level-triggered: a select consumes nothing)."""
+        idle = self.idle
+        if idle is not None and self.transport is not None:
+            wait = idle()
+            if wait is not None:
+                fd = self.fd
+                for key, mask in self.selector.select(wait):  # type: ignore[union-attr]
+                    if key.fd == fd and mask & selectors.EVENT_READ:
+                        self.transport._read_ready()  # type: ignore[attr-defined]
+                        return
 
     def close(self) -> None:
         """End the stream: what is written is flushed, then the socket is closed."""
@@ -248,7 +294,11 @@ class LocalConnection(asyncio.BufferedProtocol):
         if not self.hub.attach(session, f"local socket of {self.name}"):
             self._refuse(service.SECOND_STREAM.message)
             return
-        session.transport = self.transport
+        transport = session.transport = self.transport
+        waits = loop_wait(asyncio.get_running_loop())
+        if waits is not None and transport is not None and hasattr(transport, "_read_ready"):
+            session.selector, session.idle = waits
+            session.fd = transport.get_extra_info("socket").fileno()
         self.session = session
         session.send(protocol.welcome(checked.name, self.server_version))
 

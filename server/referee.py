@@ -244,6 +244,8 @@ class MatchRunner:
             if len(legal) == 1 and self._ahead != index:
                 await asyncio.sleep(0)  # let the request go out first
                 self._look_ahead(state, legal[0], index)
+            if not req.future.done():
+                session.take_reply()
             reply = await req.future
             # A reply that arrives during the look-ahead waits for it (well under a
             # millisecond), and that wait counts in elapsed.

@@ -1,0 +1,126 @@
+"""A local seat's reply read without a turn of the event loop, and only while the loop is idle."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+from cardshark.v1 import referee_pb2 as pb
+from server.hub import BotHub, BotIdentity, BotSession, Reply
+from server.local_transport import IDLE_WAIT_S, LocalSession, frame, loop_wait, serve_socket
+
+BOT = BotIdentity("b1", "bot")
+
+
+class Match:
+    """The MatchContext the hub notifies (nothing is charged here)."""
+
+    match_id = "m1"
+
+    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
+        raise AssertionError(f"charged {kind}: {detail}")
+
+
+async def seated() -> tuple[BotHub, LocalSession, socket.socket]:
+    """A hub with one bot seated over a real socket pair; the bot's end, Welcome read."""
+    hub = BotHub()
+    ours, theirs = socket.socketpair()
+    await serve_socket(ours, hub, lambda t: BOT if t == "tok" else None, "tok", "test", "bot")
+    hello = pb.BotMessage(hello=pb.Hello(token="tok", protocol_version=1))
+    theirs.sendall(frame(hello.SerializeToString()))
+    session = await hub.wait_for(BOT.bot_id, 5)
+    assert isinstance(session, LocalSession)
+    theirs.setblocking(False)
+    loop = asyncio.get_running_loop()
+    assert (await loop.sock_recv(theirs, 1024))[1:] == pb.RefereeMessage(
+        welcome=pb.Welcome(bot_name="bot", protocol_version=1, server_version="test")
+    ).SerializeToString()
+    return hub, session, theirs
+
+
+def answer(theirs: socket.socket, request_id: int, action: str) -> None:
+    decision = pb.BotMessage(decision=pb.Decision(request_id=request_id, action_id=action))
+    theirs.sendall(frame(decision.SerializeToString()))
+
+
+def test_a_reply_already_sent_settles_its_request_in_the_call() -> None:
+    async def run() -> None:
+        hub, session, theirs = await seated()
+        req = hub.open_request(session, Match(), 0)
+        hub.arm(req, 5.0)
+        answer(theirs, req.request_id, "a1")
+        session.take_reply()
+        assert req.future.done()  # no await between: the loop never ran
+        assert req.future.result() == Reply("decision", action_id="a1")
+        theirs.close()
+
+    asyncio.run(run())
+
+
+def test_nothing_is_read_while_a_callback_is_ready() -> None:
+    async def run() -> None:
+        hub, session, theirs = await seated()
+        req = hub.open_request(session, Match(), 0)
+        hub.arm(req, 5.0)
+        answer(theirs, req.request_id, "a1")
+        ran: list[bool] = []
+        asyncio.get_running_loop().call_soon(ran.append, True)
+        session.take_reply()
+        assert not req.future.done() and not ran  # the ready callback goes first, by the loop
+        assert await req.future == Reply("decision", action_id="a1")
+        assert ran == [True]
+        theirs.close()
+
+    asyncio.run(run())
+
+
+def test_the_wait_ends_at_the_loops_next_timer_and_leaves_other_descriptors_to_it() -> None:
+    async def run() -> None:
+        hub, session, theirs = await seated()
+        loop = asyncio.get_running_loop()
+        req = hub.open_request(session, Match(), 0)
+        hub.arm(req, 60.0)  # its deadline timer is far; the lag heartbeat is the next one
+        fired: list[float] = []
+        other, other_peer = socket.socketpair()
+        other_peer.sendall(b"x")  # another descriptor the loop watches, readable at once
+        loop.add_reader(other.fileno(), lambda: fired.append(loop.time()) or other.recv(1))
+        began = time.monotonic()
+        session.take_reply()  # returns at once: the other descriptor is ready, not this one
+        assert time.monotonic() - began < 0.05 and not req.future.done() and not fired
+        loop.remove_reader(other.fileno())
+        timer = loop.call_later(0.02, fired.append, 0.0)
+        wait = session.idle() if session.idle is not None else None
+        assert wait is not None and wait <= 0.02
+        session.take_reply()  # no bytes: waits until the next timer is due, then returns
+        assert time.monotonic() - began < IDLE_WAIT_S and not req.future.done()
+        timer.cancel()
+        answer(theirs, req.request_id, "b2")
+        assert await req.future == Reply("decision", action_id="b2")
+        for s in (other, other_peer, theirs):
+            s.close()
+
+    asyncio.run(run())
+
+
+def test_a_loop_without_a_selector_gets_no_fast_path_and_a_grpc_session_does_nothing() -> None:
+    class Bare(asyncio.AbstractEventLoop):
+        pass
+
+    assert loop_wait(Bare()) is None
+    session = BotSession(BOT)
+    session.take_reply()  # the base: no read, no error
+    assert session.outbox.qsize() == 0 and session.pending == {}
+
+
+def test_a_closed_socket_is_left_to_the_loop_and_disconnects_the_bot() -> None:
+    async def run() -> None:
+        hub, session, theirs = await seated()
+        req = hub.open_request(session, Match(), 0)
+        hub.arm(req, 5.0)
+        theirs.close()
+        session.take_reply()  # reads the end of the stream: the loop finishes the teardown
+        assert await req.future == Reply("disconnected")
+        assert hub.live(BOT.bot_id) is None
+
+    asyncio.run(run())
