@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import selectors
 import socket
+import time
 from collections import deque
 from collections.abc import Callable
 
@@ -37,6 +39,9 @@ READ_BYTES = 64 * 1024  # a connection's read buffer; it grows for a longer fram
 # The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
 # /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
 IDLE_WAIT_S = 0.1  # take_reply's longest wait when the loop has no timer at all
+# Waking a process that sleeps costs tens of microseconds on a VM, more than a bot's answer
+# takes: with a core to spare the referee polls this long for the answer first.
+SPIN_S = 100e-6
 Idle = Callable[[], float | None]  # how long the loop could wait now; None: not at all
 FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
 
@@ -182,6 +187,13 @@ def loop_wait(loop: asyncio.AbstractEventLoop) -> tuple[selectors.BaseSelector, 
     return selector, idle
 
 
+def spin_seconds() -> float:
+    """How long take_reply polls before it sleeps: SPIN_S when this process may run on more
+    than one core, else 0 (polling on the core the bot needs would only delay the bot)."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
+    return SPIN_S if len(cores) > 1 else 0.0
+
+
 class LocalSession(BotSession):
     """A bot session whose messages are written as frames straight to its socket."""
 
@@ -190,6 +202,7 @@ class LocalSession(BotSession):
     selector: selectors.BaseSelector | None = None
     idle: Idle | None = None
     fd = -1
+    spin = 0.0  # seconds take_reply polls before it sleeps; 0 on a single core
 
     def send(self, msg: Outgoing) -> None:
         """Write a message as a frame at once (dropped once the connection is closed)."""
@@ -202,21 +215,34 @@ class LocalSession(BotSession):
             self.transport.abort()
 
     def take_reply(self) -> None:
-        """While the loop has no callback ready, wait in one select of every descriptor it
+        """While the loop has no callback ready, wait in a select of every descriptor it
         watches, for no longer than its next timer, as its own next turn would; when this
         bot's socket is readable, let its transport read it now. The reply then settles its
         request without the loop's turn (a Handle, a task wake-up, a second select): about
         a tenth of a local decision's time. Whatever else is ready is left for the loop
-        (epoll is level-triggered: a select consumes nothing)."""
-        idle = self.idle
-        if idle is not None and self.transport is not None:
-            wait = idle()
-            if wait is not None:
-                fd = self.fd
-                for key, mask in self.selector.select(wait):  # type: ignore[union-attr]
-                    if key.fd == fd and mask & selectors.EVENT_READ:
-                        self.transport._read_ready()  # type: ignore[attr-defined]
-                        return
+        (epoll is level-triggered: a select consumes nothing). With a core to spare, it
+        polls for up to `spin` seconds before it sleeps (docs/performance.md)."""
+        idle, selector = self.idle, self.selector
+        if idle is None or selector is None or self.transport is None:
+            return
+        wait = idle()
+        if wait is None:
+            return
+        events = selector.select(0)
+        if not events and self.spin:
+            until = time.perf_counter() + min(self.spin, wait)
+            while not events and time.perf_counter() < until:
+                events = selector.select(0)
+            if not events:
+                wait = idle()  # the spin took some of it
+                if wait is None:
+                    return
+        if not events:
+            events = selector.select(wait)
+        for key, mask in events:
+            if key.fd == self.fd and mask & selectors.EVENT_READ:
+                self.transport._read_ready()  # type: ignore[attr-defined]
+                return
 
     def close(self) -> None:
         """End the stream: what is written is flushed, then the socket is closed."""
@@ -299,6 +325,7 @@ class LocalConnection(asyncio.BufferedProtocol):
         if waits is not None and transport is not None and hasattr(transport, "_read_ready"):
             session.selector, session.idle = waits
             session.fd = transport.get_extra_info("socket").fileno()
+            session.spin = spin_seconds()
         self.session = session
         session.send(protocol.welcome(checked.name, self.server_version))
 

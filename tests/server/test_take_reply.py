@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import time
 
 from cardshark.v1 import referee_pb2 as pb
 from server.hub import BotHub, BotIdentity, BotSession, Reply
-from server.local_transport import IDLE_WAIT_S, LocalSession, frame, loop_wait, serve_socket
+from server.local_transport import (
+    IDLE_WAIT_S,
+    SPIN_S,
+    LocalSession,
+    frame,
+    loop_wait,
+    serve_socket,
+    spin_seconds,
+)
 
 BOT = BotIdentity("b1", "bot")
 
@@ -124,3 +133,14 @@ def test_a_closed_socket_is_left_to_the_loop_and_disconnects_the_bot() -> None:
         assert hub.live(BOT.bot_id) is None
 
     asyncio.run(run())
+
+
+def test_it_polls_before_it_sleeps_only_with_a_core_to_spare() -> None:
+    cores = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(cores)})  # a pinned worker: the bot needs this core
+        assert spin_seconds() == 0.0
+    finally:
+        os.sched_setaffinity(0, cores)
+    assert spin_seconds() == (SPIN_S if len(cores) > 1 else 0.0)
+    assert 0 < SPIN_S <= 0.001  # a poll, never a wait that a timer would notice
