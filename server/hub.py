@@ -137,6 +137,9 @@ class BotSession:
     answered: int = 0  # of them, valid answers to its own open requests
     malformed: int = 0  # of them, ones that did not parse (or a second Hello)
     ended: asyncio.Event = field(default_factory=asyncio.Event)  # set once detached
+    # True where send() writes to the socket before it returns; else it is written by the
+    # stream's own task, after the sender yields to the loop.
+    writes_at_once = False
 
     def send(self, msg: Outgoing) -> None:
         """Queue a message for the bot (dropped once the stream is closed)."""

@@ -203,6 +203,7 @@ class LocalSession(BotSession):
     idle: Idle | None = None
     fd = -1
     spin = 0.0  # seconds take_reply polls before it sleeps; 0 on a single core
+    writes_at_once = True
 
     def send(self, msg: Outgoing) -> None:
         """Write a message as a frame at once (dropped once the connection is closed)."""

@@ -242,7 +242,8 @@ class MatchRunner:
             session.send(msg)
             self.hub.arm(req, limit_ms / 1000)
             if len(legal) == 1 and self._ahead != index:
-                await asyncio.sleep(0)  # let the request go out first
+                if not session.writes_at_once:
+                    await asyncio.sleep(0)  # let the request go out first
                 self._look_ahead(state, legal[0], index)
             if not req.future.done():
                 session.take_reply()

@@ -144,3 +144,19 @@ def test_it_polls_before_it_sleeps_only_with_a_core_to_spare() -> None:
         os.sched_setaffinity(0, cores)
     assert spin_seconds() == (SPIN_S if len(cores) > 1 else 0.0)
     assert 0 < SPIN_S <= 0.001  # a poll, never a wait that a timer would notice
+
+
+def test_a_local_send_is_on_the_socket_when_it_returns() -> None:
+    # What writes_at_once promises the referee: it skips yielding to the loop before its
+    # look-ahead, so nothing may wait for a loop turn to go out.
+    async def run() -> None:
+        _, session, theirs = await seated()
+        assert session.writes_at_once and not BotSession.writes_at_once
+        goodbye = pb.RefereeMessage(goodbye=pb.Goodbye(reason="done"))
+        session.send(goodbye)
+        theirs.setblocking(True)
+        theirs.settimeout(1)
+        assert theirs.recv(1024) == frame(goodbye.SerializeToString())  # no await in between
+        theirs.close()
+
+    asyncio.run(run())
