@@ -36,13 +36,13 @@ MAX_VARINT_BYTES = 10  # a 64-bit varint's longest encoding
 # bot is disconnected) rather than the server's memory filled.
 MAX_UNREAD_BYTES = 64 * 1024 * 1024
 READ_BYTES = 64 * 1024  # a connection's read buffer; it grows for a longer frame, up to the cap
-# The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
-# /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
 IDLE_WAIT_S = 0.1  # take_reply's longest wait when the loop has no timer at all
 # Waking a process that sleeps costs tens of microseconds on a VM, more than a bot's answer
 # takes: with a core to spare the referee polls this long for the answer first.
 SPIN_S = 100e-6
 Idle = Callable[[], float | None]  # how long the loop could wait now; None: not at all
+# The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
+# /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
 FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
 
 
@@ -229,8 +229,8 @@ class LocalSession(BotSession):
         wait = idle()
         if wait is None:
             return
-        events = selector.select(0)
-        if not events and self.spin:
+        events: list[tuple[selectors.SelectorKey, int]] = []
+        if self.spin:  # on one core the bot has not run yet: no use looking before it has
             until = time.perf_counter() + min(self.spin, wait)
             while not events and time.perf_counter() < until:
                 events = selector.select(0)
