@@ -15,6 +15,7 @@ from cardshark_bot import BotClient
 from games.registry import all_games, get_game
 from server import protocol
 from server.arena import Arena
+from server.local_transport import serve_socket, socket_pair
 from server.records import ClockSettings, MatchRecord
 from tests.server.conftest import RANDOM_BOT, TRANSPORTS
 
@@ -24,8 +25,9 @@ CLOCK = ClockSettings(move_ms=2000)
 async def play_game(
     tmp_path: Path, name: str, seed: int, transport: str = "local"
 ) -> tuple[MatchRecord, list[pb.RefereeMessage], list[pb.DecisionRequest]]:
-    """Seat 0 is an in-process SDK bot that keeps every event and request (a remote bot, over
-    gRPC); the rest are processes, managed bots over `transport`."""
+    """Seat 0 is an in-process SDK bot that keeps every event and request, over `transport`
+    too (gRPC as a remote bot, or a socket pair as a managed one); the rest are processes,
+    managed bots over `transport`."""
     game = get_game(name)
     seats = game.spec.default_seats
     events: list[pb.RefereeMessage] = []
@@ -41,12 +43,15 @@ async def play_game(
         tokens = [arena.register(f"{name}-bot{i}") for i in range(seats)]
         for i, token in enumerate(tokens[1:], start=1):
             await arena.spawn(f"{name}-bot{i}", RANDOM_BOT, token)
-        client = BotClient(
-            decide,
-            server=arena.address,
-            token=tokens[0],
-            on_event=events.append,
-        )
+        server = arena.address
+        if transport == "local":
+            assert arena.running is not None
+            ours, theirs = socket_pair()
+            await serve_socket(
+                ours, arena.running.hub, arena.authenticate_local, tokens[0], "test", "bot0"
+            )
+            server = f"fd:{theirs.detach()}"  # the client takes the descriptor over
+        client = BotClient(decide, server=server, token=tokens[0], on_event=events.append)
         task = asyncio.create_task(client.run())
         bots = [arena.identity(t) for t in tokens]
         record = await arena.play(name, bots, seed=seed, clock=CLOCK)
