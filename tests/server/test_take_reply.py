@@ -8,7 +8,7 @@ import socket
 import time
 
 from cardshark.v1 import referee_pb2 as pb
-from server.hub import BotHub, BotIdentity, BotSession, Reply
+from server.hub import BotHub, BotIdentity, BotSession, PendingRequest, Reply
 from server.local_transport import (
     IDLE_WAIT_S,
     SPIN_S,
@@ -48,6 +48,13 @@ async def seated() -> tuple[BotHub, LocalSession, socket.socket]:
     return hub, session, theirs
 
 
+def asked(hub: BotHub, session: LocalSession, limit_s: float = 5.0) -> PendingRequest:
+    """A request open to the bot, its clock running."""
+    req = hub.open_request(session, Match(), 0)
+    hub.arm(req, limit_s)
+    return req
+
+
 def answer(theirs: socket.socket, request_id: int, action: str) -> None:
     decision = pb.BotMessage(decision=pb.Decision(request_id=request_id, action_id=action))
     theirs.sendall(frame(decision.SerializeToString()))
@@ -56,8 +63,7 @@ def answer(theirs: socket.socket, request_id: int, action: str) -> None:
 def test_a_reply_already_sent_settles_its_request_in_the_call() -> None:
     async def run() -> None:
         hub, session, theirs = await seated()
-        req = hub.open_request(session, Match(), 0)
-        hub.arm(req, 5.0)
+        req = asked(hub, session)
         answer(theirs, req.request_id, "a1")
         session.take_reply()
         assert req.future.done()  # no await between: the loop never ran
@@ -70,8 +76,7 @@ def test_a_reply_already_sent_settles_its_request_in_the_call() -> None:
 def test_nothing_is_read_while_a_callback_is_ready() -> None:
     async def run() -> None:
         hub, session, theirs = await seated()
-        req = hub.open_request(session, Match(), 0)
-        hub.arm(req, 5.0)
+        req = asked(hub, session)
         answer(theirs, req.request_id, "a1")
         ran: list[bool] = []
         asyncio.get_running_loop().call_soon(ran.append, True)
@@ -88,8 +93,8 @@ def test_the_wait_ends_at_the_loops_next_timer_and_leaves_other_descriptors_to_i
     async def run() -> None:
         hub, session, theirs = await seated()
         loop = asyncio.get_running_loop()
-        req = hub.open_request(session, Match(), 0)
-        hub.arm(req, 60.0)  # its deadline timer is far; the lag heartbeat is the next one
+        # Its deadline timer is far off; the lag heartbeat is the loop's next timer.
+        req = asked(hub, session, 60.0)
         fired: list[float] = []
         other, other_peer = socket.socketpair()
         other_peer.sendall(b"x")  # another descriptor the loop watches, readable at once
@@ -125,8 +130,7 @@ def test_a_loop_without_a_selector_gets_no_fast_path_and_a_grpc_session_does_not
 def test_a_closed_socket_is_left_to_the_loop_and_disconnects_the_bot() -> None:
     async def run() -> None:
         hub, session, theirs = await seated()
-        req = hub.open_request(session, Match(), 0)
-        hub.arm(req, 5.0)
+        req = asked(hub, session)
         theirs.close()
         session.take_reply()  # reads the end of the stream: the loop finishes the teardown
         assert await req.future == Reply("disconnected")
