@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import selectors
 import socket
 import time
@@ -25,6 +24,7 @@ from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from server import protocol, service
+from server.cpu_pin import usable_cpus
 from server.hub import BotHub, BotSession, Outgoing
 from server.limits import MAX_MESSAGE_BYTES
 
@@ -190,8 +190,7 @@ def loop_wait(loop: asyncio.AbstractEventLoop) -> tuple[selectors.BaseSelector, 
 def spin_seconds() -> float:
     """How long take_reply polls before it sleeps: SPIN_S when this process may run on more
     than one core, else 0 (polling on the core the bot needs would only delay the bot)."""
-    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
-    return SPIN_S if len(cores) > 1 else 0.0
+    return SPIN_S if len(usable_cpus()) > 1 else 0.0
 
 
 class LocalSession(BotSession):
