@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 import shutil
 import tempfile
 import uuid
@@ -23,6 +22,7 @@ from server.referee import MatchRunner
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.service import Authenticator
 from server.tls import TlsConfig
+from tournaments.store import new_token
 
 # The reasons of the Goodbye that tells a bot it has nothing more to play.
 TOURNAMENT_FINISHED = "tournament finished"
@@ -141,7 +141,7 @@ class Arena:
 
     def register(self, name: str, token: str | None = None, bot_id: str | None = None) -> str:
         """Know a bot by token; returns the token (a new secret unless given)."""
-        token = token or secrets.token_urlsafe(24)
+        token = token or new_token()
         self.tokens[token] = BotIdentity(bot_id or name, name)
         return token
 

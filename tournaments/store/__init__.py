@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tournaments.ratings import apply_match
 from tournaments.store.base import StoreBase
-from tournaments.store.bots import BOT_NAME, BotStore, hash_token
+from tournaments.store.bots import BOT_NAME, BotStore, hash_token, new_token
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
     UNFINISHED,
@@ -47,6 +47,7 @@ __all__ = [
     "TournamentRows",
     "apply_match",
     "hash_token",
+    "new_token",
 ]
 
 

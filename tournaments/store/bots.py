@@ -18,6 +18,13 @@ from tournaments.store.base import StoreBase
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
+def new_token() -> str:
+    """A new bot token: 256 random bits in hex, so it never starts with '-' (which every
+    kit's argument parser would take for an option: `--token -x…` fails) and needs no
+    quoting in a shell, a URL or an environment variable."""
+    return secrets.token_hex(32)
+
+
 def hash_token(token: str) -> str:
     """The SHA-256 hex digest a bot token is stored as."""
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -38,7 +45,7 @@ class BotStore(StoreBase):
                 name,
                 "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
             )
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         try:
             with self._write() as session:
                 existing = session.exec(select(Bot).where(Bot.name == name)).first()
