@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -178,18 +179,22 @@ def test_a_remote_bot_is_told_the_address_and_played_once_it_connects(
         lines = [proc.stdout.readline(), proc.stdout.readline()]
         address = re.search(r"connect to (\S+) ", lines[1])
         assert address is not None, lines
-        bot = subprocess.Popen(
-            [sys.executable, str(EXAMPLES / "random_bot.py"), "--server", address[1],
-             "--token", token],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+        said = tmp_path / "bot.stderr"
+        with said.open("w") as stderr:
+            bot = subprocess.Popen(
+                [sys.executable, str(EXAMPLES / "random_bot.py"), "--server", address[1],
+                 "--token", token],
+                stdout=subprocess.DEVNULL, stderr=stderr,
+            )  # fmt: skip
+        # The server waits minutes for a remote bot: a bot that fails ends the test at once.
+        threading.Thread(target=lambda: bot.wait() and proc.kill(), daemon=True).start()
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
         if bot is not None:
             bot.kill()
             bot.wait()
-    assert proc.returncode == 0, out + err
+    assert proc.returncode == 0, out + err + f"\nthe bot said: {said.read_text()}"
     assert out.splitlines()[-1].startswith("PASS: 1 match, 0 faults")
 
 
