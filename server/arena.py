@@ -20,7 +20,7 @@ from server.local_transport import LocalConnection, serve_socket, socket_pair
 from server.records import ClockSettings, MatchRecord
 from server.referee import MatchRunner
 from server.sandbox import NO_SANDBOX, SandboxPolicy
-from server.service import Authenticator
+from server.service import Authenticator, Refusal
 from server.tls import TlsConfig
 from tournaments.store import new_token
 
@@ -126,8 +126,9 @@ class Arena:
         """A managed bot's launch token (a local socket admits no other kind of token)."""
         return self.tokens.get(token)
 
-    def authenticate(self, token: str) -> BotIdentity | None:
-        """The bot a token belongs to: session tokens first, then the fallback (the database)."""
+    def authenticate(self, token: str) -> BotIdentity | Refusal | None:
+        """The bot a token belongs to: session tokens first, then the fallback (the database,
+        which may refuse the bot with a reason)."""
         known = self.tokens.get(token)
         if known is None and self.fallback_auth is not None:
             return self.fallback_auth(token)

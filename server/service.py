@@ -22,14 +22,16 @@ MAX_UNAUTHENTICATED = 64  # streams waiting for their Hello at once; more are re
 MALFORMED_PER_STREAM = 16
 SERVICE_NAME = "cardshark.v1.Referee"
 
-Authenticator = Callable[[str], BotIdentity | None]
-
 
 class Refusal(NamedTuple):
     """Why a stream is refused before its bot is seated: a gRPC status and a message."""
 
     code: grpc.StatusCode
     message: str
+
+
+# The bot a token admits; None for an unknown token, or a Refusal saying why not.
+Authenticator = Callable[[str], BotIdentity | Refusal | None]
 
 
 NOT_HELLO = Refusal(grpc.StatusCode.FAILED_PRECONDITION, "the first message must be a Hello")

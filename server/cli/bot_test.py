@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
+import grpc
 import typer
 
 from games.registry import get_game
@@ -39,7 +40,7 @@ from server.preflight import BotToStart, start_managed
 from server.records import ClockSettings, Fault, MatchRecord
 from server.request_of_step import request_of_fault
 from server.sandbox import SandboxPolicy
-from server.service import Authenticator
+from server.service import Authenticator, Refusal
 from server.tournament_runner import database_authenticator, identity_for
 
 REMOTE_PORT = 50051  # the kits' default server address: a remote bot finds it unconfigured
@@ -100,17 +101,51 @@ def house_bots(game: str, seats: int) -> dict[str, str]:
     }
 
 
+def only_the_tested(
+    plan: Plan, authenticate: Authenticator, notice: Callable[[str], None]
+) -> Authenticator:
+    """The remote bot's authenticator for a test: the tested bot alone gets in, and each
+    kind of refusal is said once (the test otherwise waits minutes, saying nothing)."""
+    said: set[str] = set()
+
+    def tell(line: str) -> None:
+        if line not in said:
+            said.add(line)
+            notice(line)
+
+    def admit(token: str) -> BotIdentity | Refusal | None:
+        identity = authenticate(token)
+        if identity is None:
+            tell(
+                "refused a bot: its token is no registered bot's "
+                f"(give it {plan.name}'s token, from `cardshark bot add`)"
+            )
+        elif isinstance(identity, BotIdentity) and identity.bot_id != plan.bot.bot_id:
+            tell(f"refused {identity.name}: this test plays {plan.name}, with {plan.name}'s token")
+            return Refusal(
+                grpc.StatusCode.UNAUTHENTICATED,
+                f"this test plays {plan.name}, not {identity.name}: start {plan.name} with "
+                f"{plan.name}'s token",
+            )
+        return identity
+
+    return admit
+
+
 async def play_trial(
     plan: Plan, say: Callable[[str], None], notice: Callable[[str], None]
 ) -> Outcome:
     """Start an arena with the house bots and the tested bot, play the matches, stop; say
-    tells how each match went, notice where a remote bot should connect."""
+    tells how each match went, notice where a remote bot should connect and who was refused."""
     outcome = Outcome()
+    authenticate = plan.authenticate
+    if authenticate is not None:
+        authenticate = only_the_tested(plan, authenticate, notice)
     arena = Arena(
         plan.log_dir,
         plan.host,
         plan.port,
-        plan.authenticate,
+        authenticate,
         sandbox=plan.sandbox,
         transport=plan.transport,
     )

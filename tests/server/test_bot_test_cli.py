@@ -198,6 +198,59 @@ def test_a_remote_bot_is_told_the_address_and_played_once_it_connects(
     assert out.splitlines()[-1].startswith("PASS: 1 match, 0 faults")
 
 
+def test_a_remote_test_refuses_every_other_bot_and_says_why_at_once(
+    db: str, tmp_path: Path
+) -> None:
+    token = add_bot(db, "far")
+    other = add_bot(db, "near")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "bot", "test", "far", "--game", "knaves",
+         "--matches", "1", "--port", "0", "--sandbox", "none",
+         "--log-dir", str(tmp_path / "logs"), "--db", db],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    bots: list[subprocess.Popen[str]] = []
+
+    def connect(with_token: str) -> subprocess.Popen[str]:
+        bot = subprocess.Popen(
+            [sys.executable, str(EXAMPLES / "random_bot.py"), "--server", address,
+             "--token", with_token],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        bots.append(bot)
+        return bot
+
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline(), proc.stdout.readline()]
+        found = re.search(r"connect to (\S+) ", lines[1])
+        assert found is not None, lines
+        address = found[1]
+        stranger = connect("0" * 64)
+        assert stranger.wait(60) == 2, stranger.communicate()
+        assert proc.stdout.readline().strip() == (
+            "refused a bot: its token is no registered bot's "
+            "(give it far's token, from `cardshark bot add`)"
+        )
+        impostor = connect(other)
+        assert impostor.wait(60) == 2
+        assert "this test plays far" in impostor.communicate()[1]
+        assert proc.stdout.readline().strip() == (
+            "refused near: this test plays far, with far's token"
+        )
+        connect("0" * 64).wait(60)  # the same refusal again: said once
+        connect(token)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        for bot in bots:
+            bot.kill()
+            bot.wait()
+    assert proc.returncode == 0, out + err
+    assert [line for line in out.splitlines() if line.startswith("refused")] == []
+    assert out.splitlines()[-1].startswith("PASS: 1 match, 0 faults")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
