@@ -213,6 +213,10 @@ class BotRating(SQLModel, table=True):
     matches: int = Field(default=0)
     score_sum: float = Field(default=0.0, sa_type=Double)
     faults: int = Field(default=0)
+    # The latest tournament whose set rated the bot in this game (None before any did): a bot
+    # rated next in another tournament has its sigma widened first. Kept here, it is read with
+    # the rating instead of from the bot's whole history at every set.
+    last_tournament_id: int | None = Field(default=None)
 
     @property
     def rating(self) -> Rating:

@@ -165,6 +165,7 @@ FIRST_ROWS: dict[str, list[dict[str, Any]]] = {
 ADDED_SINCE: dict[str, dict[str, Any]] = {
     "bots": {"code_digest": None},
     "tournaments": {"worker": None},
+    "ratings": {"last_tournament_id": 1},  # from the rating history: tournament 1 rated them
 }
 
 

@@ -6,8 +6,10 @@ import itertools
 import math
 import random
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from sqlalchemy import event
 from sqlmodel import Session, delete, select
 
 from tournaments.models import BotRating, Match, RatingHistory
@@ -267,6 +269,27 @@ def test_recompute_reproduces_the_incremental_ratings_exactly(store: Store) -> N
     assert store.recompute(GAME) == 120 + 23
     assert numbers(store) == live
     assert history(store) == live_history
+
+
+def test_the_last_rating_tournament_is_kept_with_the_rating_and_no_history_is_read(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 5)
+    statements: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", note)
+    first, second = play_everything(store, ids)
+    event.remove(store.engine, "before_cursor_execute", note)
+    # Rating a set once joined the bot's whole history to its matches: linear in it.
+    assert statements and not [s for s in statements if "FROM rating_history" in s]
+    expected = {b: second for b in ids[:4]} | {ids[4]: first}  # only four play the second
+    live = {b: r.last_tournament_id for b, r in store.ratings(GAME).items()}
+    assert live == expected
+    store.recompute(GAME)
+    assert {b: r.last_tournament_id for b, r in store.ratings(GAME).items()} == expected
 
 
 def test_an_old_database_is_recomputed_once_when_opened(

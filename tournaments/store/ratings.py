@@ -238,6 +238,7 @@ class RatingStore(StoreBase):
                         "matches": totals[bot_id].matches,
                         "score_sum": totals[bot_id].score_sum,
                         "faults": totals[bot_id].faults,
+                        "last_tournament_id": last_tournament.get(bot_id),
                     }
                     for bot_id, rating in current.items()
                 ],

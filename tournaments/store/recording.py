@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, exists, func, insert, or_, select, update
+from sqlalchemy import Connection, Table, bindparam, exists, insert, or_, select, update
 from sqlmodel import SQLModel
 
 from tournaments.models import Match, MatchStatus, TournamentStatus
@@ -32,7 +32,7 @@ HISTORY: Table = _TABLES["rating_history"]
 TOURNAMENTS: Table = _TABLES["tournaments"]
 GOALS: Table = _TABLES["tournament_goals"]
 
-_m, _s, _r, _h, _t = MATCHES.c, SEATS.c, RATINGS.c, HISTORY.c, TOURNAMENTS.c
+_m, _s, _r, _t = MATCHES.c, SEATS.c, RATINGS.c, TOURNAMENTS.c
 
 LOCK_MATCH = select(MATCHES).where(_m.id == bindparam("m_id")).with_for_update()
 MARK_RUNNING = (
@@ -103,12 +103,6 @@ SET_SEATS = (
     .join(MATCHES, _m.id == _s.match_id)
     .where(_s.match_id.in_(bindparam("ids", expanding=True)))
     .order_by(_m.schedule_index, _s.seat)
-)
-LAST_TOURNAMENT = (
-    select(_h.bot_id, func.max(_m.tournament_id))
-    .join(MATCHES, _m.id == _h.match_id)
-    .where(_h.game == bindparam("game"), _h.bot_id.in_(bindparam("bots", expanding=True)))
-    .group_by(_h.bot_id)
 )
 INSERT_RATINGS = insert(RATINGS)
 UPDATE_RATINGS = update(RATINGS).where(
@@ -222,6 +216,7 @@ class _RatingRow:
     matches: int
     score_sum: float
     faults: int
+    last_tournament: int | None = None  # the latest tournament that rated the bot here
     new: bool = False
 
 
@@ -267,19 +262,20 @@ def _rate_set(
     missing = [b for b in bots if b not in stored]
     if missing:
         stored.update(_locked(conn, game, missing))
-    last_tournament = dict(conn.execute(LAST_TOURNAMENT, {"game": game, "bots": bots}).all())
     changes = apply_set(
         tournament.settings,
         {b: Rating(r.mu, r.sigma) for b, r in stored.items()},
         bots,
         scores,
         len(ids),
-        carried={b for b, t in last_tournament.items() if t != tournament.id},
+        carried={b for b in bots if stored[b].last_tournament not in (None, tournament.id)},
     )
     history = []
     for change in changes:
         row = stored[change.bot_id]
         row.mu, row.sigma = change.after.mu, change.after.sigma
+        last = row.last_tournament
+        row.last_tournament = tournament.id if last is None else max(last, tournament.id)
         history.append(
             {
                 "bot_id": change.bot_id,
@@ -296,7 +292,7 @@ def _rate_set(
 
 def _locked(conn: Connection, game: str, bot_ids: list[int]) -> dict[int, _RatingRow]:
     return {
-        r.bot_id: _RatingRow(r.mu, r.sigma, r.matches, r.score_sum, r.faults)
+        r.bot_id: _RatingRow(r.mu, r.sigma, r.matches, r.score_sum, r.faults, r.last_tournament_id)
         for r in conn.execute(LOCK_RATINGS, {"game": game, "bots": bot_ids})
     }
 
@@ -310,6 +306,7 @@ def _write_ratings(conn: Connection, game: str, stored: dict[int, _RatingRow]) -
             "matches": row.matches,
             "score_sum": row.score_sum,
             "faults": row.faults,
+            "last_tournament_id": row.last_tournament,
         }
         if row.new:
             fresh.append({"bot_id": bot_id, "game": game, **values})
