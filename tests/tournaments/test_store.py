@@ -19,6 +19,7 @@ from tournaments.errors import (
     MatchStateError,
     NotEnoughEntrantsError,
     ResultError,
+    ScheduleError,
     UnknownBotError,
     UnknownMatchError,
 )
@@ -138,6 +139,9 @@ def test_create_tournament_writes_nothing_when_it_cannot_schedule(store: Store) 
         store.create_tournament(GAME, ["bot-0", "bot-1"])
     with pytest.raises(UnknownBotError, match="nobody"):
         store.create_tournament(GAME, ["bot-0", "bot-1", "nobody"])
+    bot_1 = store.get_bot("bot-1").id
+    with pytest.raises(ScheduleError, match="^a bot enters once; named more than once: bot-1$"):
+        store.create_tournament(GAME, ["bot-0", "bot-1", bot_1])  # by name and by id
     assert store.list_tournaments() == []
     assert count(store, Match) == 0
 

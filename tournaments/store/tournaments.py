@@ -86,6 +86,11 @@ class TournamentStore(StoreBase):
         with self._write() as session:
             bots = [self._bot(session, key, include_removed=False) for key in entrants]
             bot_ids = [b.id for b in bots if b.id is not None]
+            repeated = sorted({b.name for b in bots if bot_ids.count(b.id or 0) > 1})
+            if repeated:
+                raise ScheduleError(
+                    f"a bot enters once; named more than once: {', '.join(repeated)}"
+                )
             if format == "gauntlet":
                 if tables is not None:
                     raise ScheduleError(
