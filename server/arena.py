@@ -9,7 +9,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from games.registry import get_game
 from server.app import VERSION, RunningServer, ServiceAdder, start_server
@@ -154,9 +154,11 @@ class Arena:
         log_dir: Path | None = None,
         *,
         workdir: Path | None = None,
+        hold: IO[bytes] | None = None,
     ) -> ManagedBot:
         """Start a managed bot (sandboxed per the arena's policy) that connects with token;
-        with workdir (its unpacked stored code), the command runs there.
+        with workdir (its unpacked stored code), the command runs there, and hold (the
+        cache's lock on it) is closed when the bot stops.
 
         The token is a launch token: it is revoked as soon as the process exits.
         """
@@ -167,6 +169,7 @@ class Arena:
             sandbox=self.sandbox,
             socket_path=self.socket_path,
             workdir=workdir,
+            hold=hold,
         )
         assert self.running is not None, "arena not started"
         if self.transport == "local":

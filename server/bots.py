@@ -12,6 +12,7 @@ import signal
 import socket
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS
 from server.sandbox import NO_SANDBOX, Confinement, SandboxPolicy, clean_environment, confine
@@ -52,10 +53,12 @@ class ManagedBot:
         sandbox: SandboxPolicy = NO_SANDBOX,
         socket_path: str | None = None,
         workdir: Path | None = None,
+        hold: IO[bytes] | None = None,
     ) -> None:
         self.name = name
         self.argv = split_command(command)
         self.workdir = workdir  # its stored code, unpacked: the command runs in it
+        self.hold = hold  # the code cache's lock on workdir: no eviction until the bot stops
         self.log_path = log_path
         self.sandbox = sandbox
         self.socket_path = socket_path
@@ -192,3 +195,6 @@ class ManagedBot:
     def _release(self) -> None:
         if self.confinement is not None:
             self.confinement.release()
+        if self.hold is not None:
+            self.hold.close()
+            self.hold = None

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from server.arena import Arena
 from server.bots import ManagedBot
@@ -23,6 +24,7 @@ class BotToStart:
     command: str
     digest: str | None = None
     workdir: Path | None = None
+    hold: IO[bytes] | None = field(default=None, compare=False)  # keeps workdir in the cache
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,9 @@ async def start_managed(
     for bot in bots:
         token = arena.register(bot.name, bot_id=bot.bot_id)
         try:
-            process = await arena.spawn(bot.name, bot.command, token, log_dir, workdir=bot.workdir)
+            process = await arena.spawn(
+                bot.name, bot.command, token, log_dir, workdir=bot.workdir, hold=bot.hold
+            )
         except (FileNotFoundError, PermissionError) as exc:
             # Unsandboxed, the bot's own program is exec'd here: a missing file is its fault.
             failures.append(StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}"))

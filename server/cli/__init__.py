@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 
+from server.bot_code import default_budget
 from server.cli.bot_show import bot_show
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
@@ -75,6 +76,11 @@ def main() -> None:
 
         # argv as typed, "--" included, so the bot's own options never reach click
         raise SystemExit(bridge_main(sys.argv[2:], prog="cardshark bridge"))
+    try:
+        default_budget()  # a bad CARDSHARK_BOT_CACHE_BYTES: one line now, not at a bot's start
+    except ValueError as exc:
+        errors.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None
     try:
         status = command().main(prog_name="cardshark", standalone_mode=False)
     except typer.TyperException as exc:  # click's usage errors: a bad option, a bad value

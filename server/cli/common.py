@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import IO, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -223,14 +223,19 @@ def sandbox_policy(
     return policy
 
 
+_HELD: list[IO[bytes]] = []
+
+
 def stored_code(store: Store, name: str, digest: str | None, policy: SandboxPolicy) -> Path | None:
     """A bot's stored code unpacked here (None without any), or one line saying why not."""
     if digest is None:
         return None
     try:
-        return cache_for(policy).directory(digest, partial(store.bot_archive, digest))
+        tree, hold = cache_for(policy).checkout(digest, partial(store.bot_archive, digest))
     except (ArchiveError, OSError) as exc:
         fail(f"bot {name!r} cannot be played: its stored code was refused: {exc}")
+    _HELD.append(hold)  # the command's bots run in the tree until it exits: no eviction
+    return tree
 
 
 def check_clock(clock: str) -> None:

@@ -4,19 +4,26 @@ that is hostile or damaged is refused before anything is written outside the cac
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import hashlib
 import io
 import os
+import subprocess
+import sys
 import tarfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from server.bot_archive import ArchiveError, ArchiveTooLargeError, pack_directory
-from server.bot_code import CodeCache
+from server.bot_archive import ArchiveError, ArchiveTooLargeError, PackedDirectory, pack_directory
+from server.bot_code import USES, CodeCache, place_code, tree_bytes
+from server.bots import ManagedBot
+from server.preflight import BotToStart
+from tests.server.code_cache import entries
 
 
 def tree(root: Path, files: dict[str, str]) -> Path:
@@ -105,7 +112,7 @@ def test_unpacked_once_read_only_and_rebuilt_when_altered(tmp_path: Path) -> Non
     assert {oct(p.stat().st_mode & 0o777) for p in first.rglob("*")} <= {"0o444", "0o555"}
     assert cache.directory(packed.digest, load) == first
     assert loads == [packed.digest]  # once per digest
-    assert sorted(p.name for p in cache.root.iterdir()) == [packed.digest]
+    assert entries(cache.root) == [packed.digest]
 
     (first / "lib").chmod(0o755)
     (first / "lib" / "util.py").chmod(0o644)
@@ -113,7 +120,7 @@ def test_unpacked_once_read_only_and_rebuilt_when_altered(tmp_path: Path) -> Non
     again = cache.directory(packed.digest, load)
     assert (again / "lib" / "util.py").read_text() == "X = 1\n"
     assert loads == [packed.digest] * 2
-    assert sorted(p.name for p in cache.root.iterdir()) == [packed.digest]
+    assert entries(cache.root) == [packed.digest]
 
 
 def test_workers_racing_on_one_digest_share_one_intact_tree(tmp_path: Path) -> None:
@@ -135,7 +142,7 @@ def test_workers_racing_on_one_digest_share_one_intact_tree(tmp_path: Path) -> N
     for thread in threads:
         thread.join()
     assert found == [cache.root / packed.digest] * 8
-    assert sorted(p.name for p in cache.root.iterdir()) == [packed.digest]  # no temp left
+    assert entries(cache.root) == [packed.digest]  # no temp left
     assert cache.intact(cache.root / packed.digest, packed.digest)
 
 
@@ -197,8 +204,10 @@ def test_a_hostile_archive_is_refused_and_nothing_lands_outside_the_cache(
     with pytest.raises(ArchiveError, match=said):
         cache.directory(digest, lambda: gzip.compress(tar))
     made = set(tmp_path.rglob("*")) - before
-    assert made == {cache.root, *cache.root.parents} & made  # the cache, and nothing else
-    assert list(cache.root.iterdir()) == []  # no tree, no temporary left
+    inside = {cache.root, *cache.root.parents, cache.root / USES}
+    assert made == inside & made  # the cache, and nothing else
+    assert entries(cache.root) == []  # no tree, no temporary left
+    assert list((cache.root / USES).iterdir()) == []  # no use recorded
     assert list(tmp_path.rglob("escaped.txt")) == []
     assert not Path("/tmp/cardshark-escaped.txt").exists()
 
@@ -215,3 +224,78 @@ def test_an_archive_that_does_not_match_its_digest_is_refused(tmp_path: Path) ->
     with pytest.raises(ArchiveTooLargeError, match="cap of 1 MiB"):
         CodeCache(tmp_path / "cache", cap=1 << 20).directory("0" * 64, lambda: bomb)
     assert not cache.root.exists()  # refused before anything was written
+
+
+def blob_bot(root: Path, size: int) -> PackedDirectory:
+    """A bot directory of about size bytes (random: every one a different digest), packed."""
+    tree(root, SOURCE)
+    (root / "model.bin").write_bytes(os.urandom(size))
+    return pack_directory(root)
+
+
+def test_the_cache_keeps_to_its_budget_dropping_the_trees_used_longest_ago(
+    tmp_path: Path,
+) -> None:
+    a, b, c = (blob_bot(tmp_path / name, 100_000) for name in "abc")
+    cache = CodeCache(tmp_path / "cache", budget=250_000)
+    for packed in (a, b):
+        cache.directory(packed.digest, lambda packed=packed: packed.data)
+    assert (cache.root / USES / a.digest).read_text() == str(tree_bytes(cache.root / a.digest))
+    long_ago = time.time() - 1000
+    os.utime(cache.root / USES / a.digest, (long_ago, long_ago))  # a used before b
+    os.utime(cache.root / USES / b.digest, (long_ago + 10, long_ago + 10))
+    cache.directory(a.digest, lambda: a.data)  # and now a again: b is the oldest use
+    cache.directory(c.digest, lambda: c.data)  # 300 kB: over the budget, b goes
+    assert entries(cache.root) == sorted([a.digest, c.digest])
+    loads: list[str] = []
+    again = cache.directory(b.digest, lambda: loads.append(b.digest) or b.data)
+    assert (again / "model.bin").read_bytes() == (tmp_path / "b" / "model.bin").read_bytes()
+    assert loads == [b.digest]  # unpacked anew from the store; a went this time
+    assert entries(cache.root) == sorted([b.digest, c.digest])
+
+
+def test_a_tree_in_use_by_another_process_is_never_evicted(tmp_path: Path) -> None:
+    a, b = (blob_bot(tmp_path / name, 100_000) for name in "ab")
+    cache = CodeCache(tmp_path / "cache", budget=150_000)
+    cache.directory(a.digest, lambda: a.data)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(cache.root / USES / a.digest)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        cache.directory(b.digest, lambda: b.data)  # over the budget, but a is in use
+        assert entries(cache.root) == sorted([a.digest, b.digest])
+    finally:
+        holder.communicate("")
+    assert cache.prune() == [a.digest]  # free now, and the least recently used
+    assert entries(cache.root) == [b.digest]
+
+
+HOLDER = (
+    "import fcntl, sys; f = open(sys.argv[1], 'ab'); fcntl.flock(f, fcntl.LOCK_SH); "
+    "print('held', flush=True); sys.stdin.read()"
+)
+
+
+def test_a_running_bot_holds_its_tree_until_it_is_stopped(tmp_path: Path) -> None:
+    packed = blob_bot(tmp_path / "bot", 100_000)
+    cache = CodeCache(tmp_path / "cache", budget=0)  # everything not in use goes
+
+    async def run() -> tuple[list[str], list[str]]:
+        wanted = [BotToStart("b", "1", "sleep 60", digest=packed.digest)]
+        placed, refused = await place_code(wanted, cache, lambda _: packed.data)
+        assert refused == [] and placed[0].workdir == cache.root / packed.digest
+        bot = ManagedBot(
+            "b", "sleep 60", tmp_path / "b.log", workdir=placed[0].workdir, hold=placed[0].hold
+        )
+        del placed  # the bot holds the tree now, nothing else does
+        await bot.start("127.0.0.1:1", "t")
+        while_running = cache.prune()
+        await bot.stop(timeout=1.0)
+        return while_running, cache.prune()
+
+    while_running, stopped = asyncio.run(run())
+    assert while_running == []
+    assert stopped == [packed.digest]
+    assert entries(cache.root) == []

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from tests.server.code_cache import entries
 from tests.server.webkit import serve_web
 from tournaments.models import BotArchive, MatchStatus
 from tournaments.store import Store
@@ -137,7 +138,7 @@ def test_tournament_run_plays_code_from_the_database_read_only(tmp_path: Path) -
         with Session(store.engine) as session:
             assert len(session.exec(select(BotArchive.digest)).all()) == 2  # stored once each
     # Unpacked once per digest, nothing else left in the cache; the bots could not write there.
-    assert sorted(p.name for p in cache.iterdir()) == sorted({digests["v1"], digests["v2"]})
+    assert entries(cache) == sorted({digests["v1"], digests["v2"]})
     assert not list(cache.rglob("written-by-bot.txt"))
     for name in ("v1", "v1b", "v2"):
         log = (server / "logs" / "tournament-1" / f"{name}.stderr.log").read_text()
@@ -236,7 +237,7 @@ def test_workers_play_code_from_the_database_as_tournament_run_does(
     for name, count in zip(("w1", "w2"), counts, strict=True):
         cache = tmp_path / f"cache-{name}"
         if count:  # the worker that played unpacked the code itself, from the database
-            assert {p.name for p in cache.iterdir()} <= {digests["v1"], digests["v2"]}
+            assert set(entries(cache)) <= {digests["v1"], digests["v2"]}
 
     # The same tournament by `tournament run` on SQLite: the same matches, the same scores.
     local = tmp_path / "local"
@@ -311,7 +312,7 @@ def test_a_hostile_archive_in_the_database_is_refused_and_nothing_written(
     assert {p for p in outside if p != logs and logs not in p.parents} <= {
         server / f"cardshark.db{end}" for end in ("-wal", "-shm")
     }
-    assert list(cache.iterdir()) == []
+    assert entries(cache) == []
     assert not list(tmp_path.rglob("escaped.py"))
     with Store(db) as store:
         (tournament,) = store.list_tournaments()
