@@ -144,12 +144,16 @@ class CodeCache:
             for entry in self.root.iterdir():
                 if not DIGEST.fullmatch(entry.name) or not entry.is_dir() or entry.is_symlink():
                     continue
+                record = uses / entry.name
                 try:
-                    stat = (uses / entry.name).stat()
-                    size = int((uses / entry.name).read_text() or "x")
+                    used = record.stat().st_mtime
+                except OSError:  # unpacked before uses were recorded: as old as the tree
+                    used = entry.stat().st_mtime
+                try:
+                    size = int(record.read_text())
                 except (OSError, ValueError):
-                    stat, size = entry.stat(), tree_bytes(entry)
-                trees.append((stat.st_mtime, size, entry.name))
+                    size = tree_bytes(entry)
+                trees.append((used, size, entry.name))
         total = sum(size for _, size, _ in trees)
         removed = []
         for _, size, digest in sorted(trees):

@@ -299,3 +299,19 @@ def test_a_running_bot_holds_its_tree_until_it_is_stopped(tmp_path: Path) -> Non
     assert while_running == []
     assert stopped == [packed.digest]
     assert entries(cache.root) == []
+
+
+def test_a_use_record_without_a_size_still_dates_the_tree_and_its_files_are_counted(
+    tmp_path: Path,
+) -> None:
+    a, b, c = (blob_bot(tmp_path / name, 100_000) for name in "abc")
+    cache = CodeCache(tmp_path / "cache", budget=250_000)
+    for packed in (a, b):
+        cache.directory(packed.digest, lambda packed=packed: packed.data)
+    now = time.time()
+    os.utime(cache.root / USES / a.digest, (now - 500, now - 500))
+    (cache.root / USES / b.digest).write_text("")  # no size: its files are counted
+    os.utime(cache.root / USES / b.digest, (now + 1000, now + 1000))  # b used last
+    os.utime(cache.root / b.digest, (now - 1000, now - 1000))  # though unpacked first
+    cache.directory(c.digest, lambda: c.data)
+    assert entries(cache.root) == sorted([b.digest, c.digest])
