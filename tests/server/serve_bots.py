@@ -15,7 +15,7 @@ from server.sandbox import NO_SANDBOX, SandboxPolicy
 from tests.server.conftest import RANDOM_BOT
 
 SLEEPER = "987654322"
-ESCAPING_BOT = ["/bin/sh", "-c", f'setsid sleep {SLEEPER} & exec "$0" "$@"', *RANDOM_BOT]
+ESCAPING_BOT = ["/bin/sh", "-c", f"setsid sleep {SLEEPER} & exec \"$0\" \"$@\"", *RANDOM_BOT]
 
 
 async def main(count: int, mode: str, sandboxed: bool) -> None:

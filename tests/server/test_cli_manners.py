@@ -200,7 +200,9 @@ def test_help_of_every_command_names_values_never_types(tmp_path: Path) -> None:
 
 def test_output_to_files_has_progress_lines_and_uncut_tables(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 't.db'}"
-    names = ["a-bot-whose-name-is-long-enough-to-overflow-eighty-columns-" + c for c in "xyz"]
+    names = [
+        "a-bot-whose-name-is-long-enough-to-overflow-eighty-columns-" + c for c in "xyz"
+    ]
     for name in names:
         assert (
             cli("bot", "add", name, "--command", EXAMPLE, "--db", db, cwd=tmp_path).returncode == 0

@@ -35,13 +35,7 @@ EXAMPLES = ROOT / "clients" / "python" / "examples"
 
 
 def tournament(
-    cwd: Path,
-    game: str,
-    script: str,
-    bots: int,
-    tables: int,
-    move_ms: int,
-    concurrency: int,
+    cwd: Path, game: str, script: str, bots: int, tables: int, move_ms: int, concurrency: int,
     *extra: str,
 ) -> tuple[dict[str, float], tuple[int, int], str, int, str]:
     """Per-bot score totals, (faults, forfeits), stderr, matches voided for load and the
@@ -53,34 +47,15 @@ def tournament(
     for name in names:
         subprocess.run(
             [CARDSHARK, "bot", "add", name, "--command", command],
-            cwd=cwd,
-            env=env,
-            check=True,
-            capture_output=True,
+            cwd=cwd, env=env, check=True, capture_output=True,
         )
     run = subprocess.run(
         [
-            CARDSHARK,
-            "tournament",
-            "run",
-            game,
-            "--bots",
-            ",".join(names),
-            "--seed",
-            "5",
-            "--tables",
-            str(tables),
-            "--move-ms",
-            str(move_ms),
-            "--concurrency",
-            str(concurrency),
-            *extra,
+            CARDSHARK, "tournament", "run", game, "--bots", ",".join(names), "--seed", "5",
+            "--tables", str(tables), "--move-ms", str(move_ms),
+            "--concurrency", str(concurrency), *extra,
         ],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
     )
     assert run.returncode == 0, run.stderr
     with sqlite3.connect(cwd / "cs.db") as db:
