@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import socket
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import procrastinate
 from procrastinate.exceptions import ProcrastinateException
 from procrastinate.types import JSONDict
+from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 
 from server.arena import TOURNAMENT_FINISHED, Arena
@@ -97,6 +99,26 @@ def queue_for(tournament: Tournament) -> str:
     """Where a tournament's jobs go: its pinned worker's own queue, else the shared one.
     Every deferral of its jobs goes through here; procrastinate's retries keep the queue."""
     return worker_queue(tournament.worker) if tournament.worker else QUEUE
+
+
+# A tournament's jobs not yet done go to its new queue: those waiting, and those a worker
+# holds (if that worker stops before finishing one, procrastinate retries it on this queue).
+MOVE_JOBS = text(
+    "UPDATE procrastinate_jobs SET queue_name = :queue "
+    "WHERE task_name = :task AND status IN ('todo', 'doing') "
+    "AND (args->>'tournament_id')::int = :tid AND queue_name <> :queue RETURNING status"
+)
+
+
+def move_jobs(tournament_id: int, queue: str, moved: Counter[str]) -> Callable[[Connection], int]:
+    """What moves a tournament's unfinished jobs to queue, counting them by status in moved."""
+
+    def move(connection: Connection) -> int:
+        rows = connection.execute(MOVE_JOBS, {"queue": queue, "task": TASK, "tid": tournament_id})
+        moved.update(str(status) for (status,) in rows)
+        return sum(moved.values())
+
+    return move
 
 
 async def queue_matches(app: procrastinate.App, tournament: Tournament, indices: list[int]) -> int:

@@ -26,6 +26,7 @@ from server.cli.match_list import match_list
 from server.cli.matches import match_app
 from server.cli.rankings import rankings, ratings_app
 from server.cli.serve import serve
+from server.cli.tournament_move import tournament_move
 from server.cli.tournament_show import tournament_show
 from server.cli.tournaments import tournament_app
 from server.cli.worker import tournament_create, worker
@@ -41,6 +42,7 @@ bot_app.command("test")(bot_test)
 bot_app.command("show")(bot_show)
 tournament_app.command("show")(tournament_show)
 tournament_app.command("create")(tournament_create)
+tournament_app.command("move")(tournament_move)
 match_app.command("list")(match_list)
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")

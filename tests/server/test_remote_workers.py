@@ -199,3 +199,80 @@ def test_remote_bots_reach_only_the_worker_they_dial(
         seat = first.seats.index(far.id)
         assert (first.record or {})["forfeited"][seat] is True
         assert played(tmp_path, "w1") == len(recorded(store, pinned))
+
+
+def test_a_tournament_moves_to_another_worker_with_its_waiting_matches(
+    postgres_database: str, tmp_path: Path
+) -> None:
+    db = postgres_database
+    token = add_remote(db)
+    pinned = create(db, [*HOUSE[:2], FAR], 24, "--worker", "w1")
+    tid = create(db, HOUSE[:3], 25, "--worker", "w1")
+    with Store(db) as store:
+        total = store.tournament_status(tid).scheduled
+        # One of w1's jobs is in play there when w1 is lost: it moves too, to be retried.
+        with store.engine.begin() as connection:
+            connection.execute(
+                text(
+                    "UPDATE procrastinate_jobs SET status = 'doing' WHERE id = (SELECT min(id) "
+                    "FROM procrastinate_jobs WHERE (args->>'tournament_id')::int = :tid)"
+                ),
+                {"tid": tid},
+            )
+        out = cli("tournament", "move", str(tid), "--worker", "w2", db=db).stdout.splitlines()
+        assert out[0] == (
+            f"tournament {tid}: played by worker w2 from now on (before: worker w1); "
+            f"{total - 1} waiting matches moved to it"
+        )
+        assert out[1].startswith("1 in play on worker w1: finished there, or, if that worker")
+        assert store.get_tournament(tid).worker == "w2"
+        assert queues(store, tid) == Counter(
+            {("worker:w2", "todo", 0): total - 1, ("worker:w2", "doing", 0): 1}
+        )
+        with store.engine.begin() as connection:  # as a retry of the lost job would
+            connection.execute(
+                text(
+                    "UPDATE procrastinate_jobs SET status = 'todo' WHERE status = 'doing' "
+                    "AND (args->>'tournament_id')::int = :tid"
+                ),
+                {"tid": tid},
+            )
+        with workers(db, tmp_path, ["w2"]) as procs:
+            wait_for(
+                "w2 to play every match",
+                lambda: store.tournament_status(tid).finished == total,
+                procs=procs,
+            )
+            assert stop(procs["w2"]) == 0
+        assert played(tmp_path, "w2") == total
+        assert finished_by_index(store, tid) == Counter(range(total))
+        assert queues(store, pinned) == Counter(
+            {("worker:w1", "todo", 0): store.tournament_status(pinned).scheduled}
+        )  # the other tournament stayed where it was
+
+    refused = [
+        (["--any"], pinned, "remote bot 'far' can play only on the worker they dial"),
+        ([], pinned, "give --worker NAME (the worker that plays it from now on) or --any"),
+        (["--worker", " "], pinned, "--worker needs a worker's name"),
+        (["--worker", "w2"], tid, f"tournament {tid} is finished: nothing left to play"),
+        (["--worker", "w2"], 999, "no tournament 999"),
+    ]
+    for args, which, said in refused:
+        run = cli("tournament", "move", str(which), *args, db=db, check=False)
+        assert (run.returncode, run.stdout) == (2, ""), run.stderr
+        assert run.stderr.startswith(f"error: {said}"), run.stderr
+    moved = cli("tournament", "move", str(pinned), "--worker", "w2", db=db).stdout
+    assert moved.splitlines()[-1] == "remote bot far: dial worker w2 now (its --port)"
+    assert token
+
+
+def test_moving_a_tournament_needs_the_shared_database(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'local.db'}"
+    out = cli("tournament", "create", "knaves", "--bots", ",".join(HOUSE[:3]), db=db).stdout
+    tid = int(out.split(":")[0].split()[-1])
+    run = cli("tournament", "move", str(tid), "--worker", "w2", db=db, check=False)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith(
+        "error: workers share a PostgreSQL database, and this one is sqlite: "
+        f"`cardshark tournament resume {tid}` plays it here"
+    ), run.stderr

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import insert
+from sqlalchemy import Connection, insert
 from sqlmodel import col, func, select
 
 from games.registry import get_game
-from tournaments.errors import ResultError, ScheduleError
+from tournaments.errors import ResultError, ScheduleError, TournamentError
 from tournaments.models import (
     Bot,
     Match,
@@ -178,6 +178,24 @@ class TournamentStore(StoreBase):
             tournament.status = value
             session.add(tournament)
         return tournament
+
+    def pin_tournament(
+        self, tournament_id: int, worker: str | None, along: Callable[[Connection], int]
+    ) -> tuple[Tournament, int]:
+        """Pin a tournament to the worker of this name (None: any worker), with `along` (its
+        queued jobs' move) in the same transaction; the tournament and along's count.
+        A finished or cancelled tournament has nothing to move: TournamentError."""
+        with self._write() as session:
+            tournament = self._tournament(session, tournament_id)
+            if tournament.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+                raise TournamentError(
+                    f"tournament {tournament_id} is {tournament.status}: nothing left to play"
+                )
+            tournament.worker = worker
+            session.add(tournament)
+            session.flush()
+            moved = along(session.connection())
+        return tournament, moved
 
     def tournament_status(self, tournament_id: int) -> TournamentProgress:
         """Match counts by status (voided attempts included) and the finished share."""
