@@ -233,13 +233,21 @@ def blob_bot(root: Path, size: int) -> PackedDirectory:
     return pack_directory(root)
 
 
-def test_the_cache_keeps_to_its_budget_dropping_the_trees_used_longest_ago(
+def two_of_three_used(
     tmp_path: Path,
-) -> None:
+) -> tuple[PackedDirectory, PackedDirectory, PackedDirectory, CodeCache]:
+    """Bots a, b and c of 100 kB each, and a cache of 250 kB with a and b unpacked in it."""
     a, b, c = (blob_bot(tmp_path / name, 100_000) for name in "abc")
     cache = CodeCache(tmp_path / "cache", budget=250_000)
     for packed in (a, b):
         cache.directory(packed.digest, lambda packed=packed: packed.data)
+    return a, b, c, cache
+
+
+def test_the_cache_keeps_to_its_budget_dropping_the_trees_used_longest_ago(
+    tmp_path: Path,
+) -> None:
+    a, b, c, cache = two_of_three_used(tmp_path)
     assert (cache.root / USES / a.digest).read_text() == str(tree_bytes(cache.root / a.digest))
     long_ago = time.time() - 1000
     os.utime(cache.root / USES / a.digest, (long_ago, long_ago))  # a used before b
@@ -304,10 +312,7 @@ def test_a_running_bot_holds_its_tree_until_it_is_stopped(tmp_path: Path) -> Non
 def test_a_use_record_without_a_size_still_dates_the_tree_and_its_files_are_counted(
     tmp_path: Path,
 ) -> None:
-    a, b, c = (blob_bot(tmp_path / name, 100_000) for name in "abc")
-    cache = CodeCache(tmp_path / "cache", budget=250_000)
-    for packed in (a, b):
-        cache.directory(packed.digest, lambda packed=packed: packed.data)
+    a, b, c, cache = two_of_three_used(tmp_path)
     now = time.time()
     os.utime(cache.root / USES / a.digest, (now - 500, now - 500))
     (cache.root / USES / b.digest).write_text("")  # no size: its files are counted

@@ -163,16 +163,21 @@ def test_a_bot_that_cannot_start_fails_fast_with_its_status_and_stderr(
     assert tail[:-1] == [f"  {said}" if said else "  (nothing)"]
 
 
-def test_a_remote_bot_is_told_the_address_and_played_once_it_connects(
-    db: str, tmp_path: Path
-) -> None:
-    token = add_bot(db, "far")
-    proc = subprocess.Popen(
+def remote_test(db: str, tmp_path: Path) -> subprocess.Popen[str]:
+    """`bot test far` (a remote bot) on any free port, one Knaves match, its output piped."""
+    return subprocess.Popen(
         [sys.executable, "-m", "server.cli", "bot", "test", "far", "--game", "knaves",
          "--matches", "1", "--port", "0", "--sandbox", "none",
          "--log-dir", str(tmp_path / "logs"), "--db", db],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+
+
+def test_a_remote_bot_is_told_the_address_and_played_once_it_connects(
+    db: str, tmp_path: Path
+) -> None:
+    token = add_bot(db, "far")
+    proc = remote_test(db, tmp_path)
     bot = None
     try:
         assert proc.stdout is not None
@@ -203,12 +208,7 @@ def test_a_remote_test_refuses_every_other_bot_and_says_why_at_once(
 ) -> None:
     token = add_bot(db, "far")
     other = add_bot(db, "near")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "bot", "test", "far", "--game", "knaves",
-         "--matches", "1", "--port", "0", "--sandbox", "none",
-         "--log-dir", str(tmp_path / "logs"), "--db", db],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = remote_test(db, tmp_path)
     bots: list[subprocess.Popen[str]] = []
 
     def connect(with_token: str) -> subprocess.Popen[str]:
