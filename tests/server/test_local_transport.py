@@ -139,11 +139,25 @@ def test_every_fault_is_the_same_over_both_transports(tmp_path: Path, mode: str,
     grpc, local = records["grpc"], records["local"]
     assert local.ranks == grpc.ranks and local.forfeited == grpc.forfeited
     assert local.scores == grpc.scores and local.actions == grpc.actions
-    # the same faults with the same fallbacks (strays are recorded as they arrive: a burst
-    # read at once may be recorded before the fault of the request it interrupted)
-    assert sorted((f.kind, f.fallback) for f in local.faults) == sorted(
-        (f.kind, f.fallback) for f in grpc.faults
-    )
+    if mode == "flood":
+        # Whether a later garbage frame still lands on seat 0's next request (opened while
+        # the burst is being read) or arrives as a stray is timing, on either transport; the
+        # fault of the request that started the flood is not.
+        ours, theirs = (
+            min((f for f in r.faults if f.fallback), key=lambda f: f.decision)
+            for r in (local, grpc)
+        )
+        assert (ours.kind, ours.decision, ours.fallback) == (
+            theirs.kind,
+            theirs.decision,
+            theirs.fallback,
+        )
+    else:
+        # the same faults with the same fallbacks (strays are recorded as they arrive: a
+        # burst read at once may be recorded before the fault of the request it interrupted)
+        assert sorted((f.kind, f.fallback) for f in local.faults) == sorted(
+            (f.kind, f.fallback) for f in grpc.faults
+        )
     if kinds(local)[0] == "timeout":  # cut at the deadline on both
         for record in records.values():
             assert record.move_ms[record.faults_of(0)[0].decision] == pytest.approx(400, abs=1)
