@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from sqlalchemy.exc import ProgrammingError
 
-from server.cli.common import DbOption, clear_errors, console, fail, open_store
+from server.cli.common import DbOption, console, fail, open_store
 
 
 def tournament_move(
@@ -41,8 +41,8 @@ def tournament_move(
                 f"{store.engine.dialect.name}: `cardshark tournament resume "
                 f"{tournament_id}` plays it here"
             )
-        with clear_errors():
-            remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
+        # open_store turns the store's errors (no such tournament, finished) into one line.
+        remote = [b.name for b in store.tournament_entrants(tournament_id) if not b.command]
         if worker is None and remote:
             fail(
                 f"remote {'bots' if len(remote) > 1 else 'bot'} {', '.join(map(repr, remote))} "
@@ -51,11 +51,10 @@ def tournament_move(
         before = store.get_tournament(tournament_id).worker
         moved: Counter[str] = Counter()
         queue = QUEUE if worker is None else worker_queue(worker)
-        with clear_errors():
-            try:
-                store.pin_tournament(tournament_id, worker, move_jobs(tournament_id, queue, moved))
-            except ProgrammingError:
-                fail("this database has no match queue: run `cardshark db upgrade` first")
+        try:
+            store.pin_tournament(tournament_id, worker, move_jobs(tournament_id, queue, moved))
+        except ProgrammingError:
+            fail("this database has no match queue: run `cardshark db upgrade` first")
     now = f"worker {worker}" if worker else "any worker"
     console.print(
         f"tournament {tournament_id}: played by {now} from now on "
