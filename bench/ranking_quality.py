@@ -65,14 +65,14 @@ from compare_errors import bench_compare, print_compare  # noqa: E402
 from house_play import play_noisy  # noqa: E402
 
 from games.registry import get_game  # noqa: E402
+from tournaments.margins import apply_margins as apply_set  # noqa: E402
+from tournaments.margins import set_scores  # noqa: E402
 from tournaments.ratings import (  # noqa: E402
     Rating,
     SeatOutcome,
     TrueSkillSettings,
     apply_match,
-    apply_set,
     placements,
-    set_scores,
 )
 from tournaments.schedule import rotations  # noqa: E402
 

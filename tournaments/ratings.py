@@ -1,8 +1,9 @@
-"""Ratings as pure functions over value objects: the set rating of record and placements.
+"""The rating of record, TrueSkill, as pure functions over value objects.
 
-The rating of record is a Gaussian model on score margins, updated once per rotation set.
-The per-match TrueSkill update of earlier versions (`rate_match`, `apply_match`) is kept as
-the baseline that bench/ranking_quality.py measures the rating of record against.
+Each finished match of a complete rotation set is one free-for-all, rated by the `trueskill`
+package in schedule order when its set completes, with no drift within a tournament (tau = 0)
+and sigma widened once by tau at a bot's first set of each later tournament
+(docs/ratings.md gives the whole recipe, so anyone can recompute it).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ DEFAULT_TAU = DEFAULT_SIGMA / 100
 DEFAULT_DRAW_PROBABILITY = 0.10
 
 # Stored with the ratings: a database rated by another method is recomputed when opened.
-RATING_METHOD = 2
-RATING_METHOD_NAME = "set margins"
+# 1: per-match TrueSkill with drift; 2: the score-margin model; 3: TrueSkill per set.
+RATING_METHOD = 3
+RATING_METHOD_NAME = "TrueSkill"
 
 
 @dataclass(frozen=True)
 class TrueSkillSettings:
-    """A tournament's rating settings: prior mu and sigma, margin noise beta, tau, draws."""
+    """A tournament's TrueSkill settings: prior mu and sigma, beta, tau, draw probability."""
 
     mu: float = DEFAULT_MU
     sigma: float = DEFAULT_SIGMA
@@ -53,7 +55,7 @@ class TrueSkillSettings:
             )
 
     def environment(self) -> trueskill.TrueSkill:
-        """A TrueSkill environment with these settings (never the package's global one)."""
+        """The tournament's TrueSkill environment: these settings with tau = 0 (no drift)."""
         return _environment(self)
 
     def initial(self) -> Rating:
@@ -111,7 +113,7 @@ def placements(outcomes: Sequence[SeatOutcome]) -> tuple[int, ...]:
 def rate_match(
     settings: TrueSkillSettings, before: Sequence[Rating], ranks: Sequence[int]
 ) -> list[Rating]:
-    """New ratings after a free-for-all where seat i placed ranks[i] (lower is better)."""
+    """New ratings after one free-for-all where seat i placed ranks[i] (lower is better)."""
     if len(before) != len(ranks) or len(before) < 2:
         raise ResultError(
             f"a rated match needs at least 2 seats and one rank per seat "
@@ -129,7 +131,7 @@ def apply_match(
     bot_ids: Sequence[int],
     ranks: Sequence[int],
 ) -> list[RatingChange]:
-    """Rate one match: seat i is bot_ids[i]; bots missing from current start at the initial."""
+    """Rate one match alone: seat i is bot_ids[i]; bots missing from current start at initial."""
     if len(set(bot_ids)) != len(bot_ids):
         raise ResultError(f"a bot cannot hold two seats of one rated match: {list(bot_ids)}")
     before = [current.get(b, settings.initial()) for b in bot_ids]
@@ -137,89 +139,35 @@ def apply_match(
     return [RatingChange(b, x, y) for b, x, y in zip(bot_ids, before, after, strict=True)]
 
 
-def set_scores(
-    matches: Sequence[tuple[Sequence[int], Sequence[SeatOutcome]]],
-) -> tuple[list[int], list[float]]:
-    """Bots of a set (first seen first) and each one's rating score: points a match.
-
-    A forfeited seat scores at most the lowest score of the seats that played on in that
-    match, so a forfeit never gains from the referee's fallback play.
-    """
-    totals: dict[int, float] = {}
-    counts: dict[int, int] = {}
-    for bot_ids, outcomes in matches:
-        if len(bot_ids) != len(outcomes):
-            raise ResultError(f"a match has {len(bot_ids)} seats but {len(outcomes)} outcomes")
-        played_on = [float(o.score) for o in outcomes if not o.forfeited]
-        floor = min(played_on) if played_on else math.inf
-        for bot, outcome in zip(bot_ids, outcomes, strict=True):
-            score = float(outcome.score)
-            if outcome.forfeited:
-                score = min(score, floor)
-            totals[bot] = totals.get(bot, 0.0) + score
-            counts[bot] = counts.get(bot, 0) + 1
-    bots = list(totals)
-    return bots, [totals[b] / counts[b] for b in bots]
-
-
-def rate_set(
-    settings: TrueSkillSettings, before: Sequence[Rating], scores: Sequence[float], matches: int
-) -> list[Rating]:
-    """New ratings after a set where seat i scored scores[i] points a match over `matches`.
-
-    Only the margins inform: bot i observes its skill as the table's mean rating plus
-    scores[i] - mean(scores), with noise variance beta^2 (k-1) / (k matches) at k seats;
-    each bot's Gaussian is updated by that one observation. No drift is added.
-    """
-    k = len(before)
-    if k < 2 or len(scores) != k:
-        raise ResultError(
-            f"a rated set needs at least 2 bots and one score per bot "
-            f"(got {k} ratings, {len(scores)} scores)"
-        )
-    if matches < 1:
-        raise ResultError(f"a rated set needs at least one match, not {matches}")
-    for score in scores:
-        if not math.isfinite(score):
-            raise ResultError(f"a set score must be a finite number, not {score!r}")
-    # Taking the table's mean rating as known (rather than integrating it out) weighs every
-    # set alike, as a running mean does: the exact contrast posterior reduced to marginals
-    # over-weighted late sets and needed ~20 % more matches to order a field.
-    precision = matches * k / (settings.beta**2 * (k - 1))
-    centre = math.fsum(scores) / k
-    level = math.fsum(r.mu for r in before) / k
-    out = []
-    for r, s in zip(before, scores, strict=True):
-        variance = 1.0 / (1.0 / r.sigma**2 + precision)
-        observed = level + s - centre
-        out.append(
-            Rating(variance * (r.mu / r.sigma**2 + precision * observed), math.sqrt(variance))
-        )
-    return out
-
-
 def apply_set(
     settings: TrueSkillSettings,
     current: Mapping[int, Rating],
-    bot_ids: Sequence[int],
-    scores: Sequence[float],
-    matches: int,
+    matches: Sequence[tuple[Sequence[int], Sequence[int]]],
     *,
     carried: Collection[int] = (),
 ) -> list[RatingChange]:
-    """Rate one set: bot_ids[i] scored scores[i] points a match; unknown bots start at initial.
+    """Rate one complete set: each (seat bot ids, stored ranks) is a free-for-all, in order.
 
-    Bots in `carried` come from an earlier tournament: their sigma is widened by tau first.
+    Bots missing from `current` start at the initial rating; bots in `carried` come from an
+    earlier tournament and have sigma widened once by tau before their first match here.
+    Returns each bot's rating before and after the whole set, bots in order of first seat.
     """
-    if len(set(bot_ids)) != len(bot_ids):
-        raise ResultError(f"a bot cannot be rated twice in one set: {list(bot_ids)}")
-    before = [current.get(b, settings.initial()) for b in bot_ids]
-    start = [
-        settings.between_tournaments(r) if b in carried else r
-        for b, r in zip(bot_ids, before, strict=True)
-    ]
-    after = rate_set(settings, start, scores, matches)
-    return [RatingChange(b, x, y) for b, x, y in zip(bot_ids, before, after, strict=True)]
+    if not matches:
+        raise ResultError("a rated set needs at least one match")
+    before: dict[int, Rating] = {}
+    for bot_ids, _ in matches:
+        if len(set(bot_ids)) != len(bot_ids):
+            raise ResultError(f"a bot cannot hold two seats of one rated match: {list(bot_ids)}")
+        for b in bot_ids:
+            if b not in before:
+                before[b] = current.get(b, settings.initial())
+    now = {
+        b: settings.between_tournaments(r) if b in carried else r for b, r in before.items()
+    }
+    for bot_ids, ranks in matches:
+        after = rate_match(settings, [now[b] for b in bot_ids], ranks)
+        now.update(zip(bot_ids, after, strict=True))
+    return [RatingChange(b, r, now[b]) for b, r in before.items()]
 
 
 @functools.lru_cache(maxsize=64)
@@ -228,7 +176,7 @@ def _environment(settings: TrueSkillSettings) -> trueskill.TrueSkill:
         mu=settings.mu,
         sigma=settings.sigma,
         beta=settings.beta,
-        tau=settings.tau,
+        tau=0.0,  # bots are fixed programs: nothing drifts within a tournament
         draw_probability=settings.draw_probability,
         backend=None,
     )

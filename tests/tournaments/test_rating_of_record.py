@@ -1,31 +1,33 @@
-"""The rating of record: one update per rotation set on score margins, no drift, exact recompute."""
+"""The rating of record is TrueSkill: recomputable by anyone from the stored matches.
+
+The reference here reads the stored seat scores with plain SQL and calls the `trueskill`
+package itself, following docs/ratings.md step by step, so a drift of the store's rating
+from the documented recipe shows as a difference.
+"""
 
 from __future__ import annotations
 
-import itertools
+import json
 import math
 import random
+import subprocess
+import sys
+from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+import trueskill
+from sqlalchemy import Engine, event, text
 from sqlmodel import Session, delete, select
 
 from tournaments.models import BotRating, Match, RatingHistory
-from tournaments.ratings import (
-    Rating,
-    SeatOutcome,
-    TrueSkillSettings,
-    apply_match,
-    apply_set,
-    placements,
-    rate_set,
-    set_scores,
-)
+from tournaments.ratings import SeatOutcome, TrueSkillSettings, apply_set, placements
 from tournaments.store import Store
 from tournaments.store.ratings import RatingMethodRow
 
+ROOT = Path(__file__).resolve().parents[2]
 GAME = "knaves"  # 3 seats
 DEFAULT = TrueSkillSettings()
 
@@ -66,103 +68,169 @@ def seeded_outcomes(match: Match) -> list[SeatOutcome]:
     ]
 
 
-def skill_set(
-    rng: random.Random, skills: dict[int, float], table: tuple[int, ...]
-) -> list[tuple[list[int], list[SeatOutcome]]]:
-    """One deal played in every rotation: seat luck, deal luck and each bot's skill."""
-    seat_luck = [rng.gauss(0, 4) for _ in table]
-    played = []
-    for r in range(len(table)):
-        seats = [table[(r + s) % len(table)] for s in range(len(table))]
-        scores = [15 + seat_luck[s] + skills[b] + rng.gauss(0, 3) for s, b in enumerate(seats)]
-        played.append((seats, [SeatOutcome(x) for x in scores]))
-    return played
-
-
-def test_sigma_keeps_shrinking_with_sets_and_has_no_floor() -> None:
-    rng = random.Random(11)
-    skills = {1: 0.0, 2: 0.5, 3: 1.0}
-    current: dict[int, Rating] = {}
-    sigmas = [DEFAULT.sigma]
-    for _ in range(400):
-        bots, scores = set_scores(skill_set(rng, skills, (1, 2, 3)))
-        for change in apply_set(DEFAULT, current, bots, scores, 3):
-            current[change.bot_id] = change.after
-        sigmas.append(current[1].sigma)
-    assert all(later < earlier for earlier, later in itertools.pairwise(sigmas))
-    # Per-match TrueSkill with tau = sigma/100 stops near 0.71 however many matches.
-    old: dict[int, Rating] = {}
-    for _ in range(1200):
-        for change in apply_match(DEFAULT, old, [1, 2, 3], [1, 2, 3]):
-            old[change.bot_id] = change.after
-    assert old[1].sigma > 0.6
-    assert sigmas[-1] < 0.5 < old[1].sigma
-    assert sigmas[-1] < sigmas[100] / 1.9  # 1/sqrt(n): four times the sets, half the sigma
-
-
-def test_a_seeded_field_of_known_order_is_ordered_right() -> None:
-    skills = {10: 1.8, 11: 1.2, 12: 0.6, 13: 0.0}
-    truth = sorted(skills, key=lambda b: -skills[b])
-    right = 0
-    for seed in range(40):
-        rng = random.Random(seed)
-        current: dict[int, Rating] = {}
-        for _ in range(24):  # 24 round robins: 96 sets, 288 matches
-            for table in itertools.combinations(sorted(skills), 3):
-                bots, scores = set_scores(skill_set(rng, skills, table))
-                for change in apply_set(DEFAULT, current, bots, scores, 3):
-                    current[change.bot_id] = change.after
-        right += sorted(current, key=lambda b: -current[b].mu) == truth
-    # 0.88 over 200 seeds; ordering by raw mean score gets 0.84 (it ignores table-mates)
-    assert right >= 32, f"exact order in only {right} of 40 seeded fields"
-
-
-def test_only_margins_move_ratings_and_a_shift_of_every_score_changes_nothing() -> None:
-    start = [DEFAULT.initial()] * 3
-    base = rate_set(DEFAULT, start, [5.0, 3.0, 1.0], 3)
-    shifted = rate_set(DEFAULT, start, [105.0, 103.0, 101.0], 3)
-    assert [r.mu for r in base] == pytest.approx([r.mu for r in shifted], abs=1e-9)
-    assert base[0].mu > 25.0 > base[2].mu
-    assert base[1].mu == pytest.approx(25.0)
-    bigger = rate_set(DEFAULT, start, [9.0, 3.0, -3.0], 3)
-    assert bigger[0].mu - bigger[2].mu > base[0].mu - base[2].mu  # margins count
-    tie = rate_set(DEFAULT, start, [4.0, 4.0, 4.0], 3)
-    assert [r.mu for r in tie] == pytest.approx([25.0] * 3)
-    assert all(r.sigma < DEFAULT.sigma for r in tie)
-
-
-def test_a_forfeit_scores_at_most_the_lowest_seat_that_played_on() -> None:
-    played = [
-        ([1, 2, 3], [SeatOutcome(30, forfeited=True), SeatOutcome(10), SeatOutcome(4)]),
-        ([2, 3, 1], [SeatOutcome(8), SeatOutcome(6), SeatOutcome(-2)]),
-        (
-            [3, 1, 2],
-            [SeatOutcome(1, forfeited=True), SeatOutcome(7, forfeited=True), SeatOutcome(2)],
-        ),
-    ]
-    bots, scores = set_scores(played)
-    assert bots == [1, 2, 3]
-    # bot 1: 30 -> 4, -2, 7 -> 2; bot 3 keeps its own 1, already below bot 2's 2
-    assert scores == pytest.approx([(4 - 2 + 2) / 3, (10 + 8 + 2) / 3, (4 + 6 + 1) / 3])
-    everyone = [([1, 2], [SeatOutcome(5, forfeited=True), SeatOutcome(3, forfeited=True)])]
-    assert set_scores(everyone) == ([1, 2], [5.0, 3.0])
-
-
-def test_widening_between_tournaments_only_for_carried_bots() -> None:
-    settings = TrueSkillSettings(tau=1.0)
-    known = Rating(27.0, 0.5)
-    plain = apply_set(settings, {1: known, 2: known}, [1, 2], [3.0, 1.0], 2)
-    carried = apply_set(settings, {1: known, 2: known}, [1, 2], [3.0, 1.0], 2, carried={1})
-    assert plain[0].before == carried[0].before == known  # history keeps the stored rating
-    assert carried[0].after.mu - known.mu > plain[0].after.mu - known.mu
-    assert carried[0].after.sigma > plain[0].after.sigma
-    assert carried[1].before == plain[1].before == known
-
-
 def record_set(store: Store, matches: list[Match], scores: list[list[float]]) -> None:
     for m, row in zip(matches, scores, strict=True):
         assert m.id is not None
         store.record_result(m.id, [SeatOutcome(x) for x in row])
+
+
+def reference(engine: Engine, game: str, widen: str = "once") -> dict[int, tuple[float, float]]:
+    """Every bot's (mu, sigma) by the documented recipe, from the stored seat scores alone.
+
+    widen: "once" (the recipe: at a bot's first set of each later tournament), "never" or
+    "every" (every set after the bot's first tournament): the last two are wrong on purpose.
+    """
+    with engine.connect() as conn:
+        settings = {
+            row.id: row
+            for row in conn.execute(
+                text(
+                    "SELECT id, ts_mu, ts_sigma, ts_beta, ts_tau, ts_draw_probability "
+                    "FROM tournaments WHERE game = :game"
+                ),
+                {"game": game},
+            )
+        }
+        matches = conn.execute(
+            text(
+                "SELECT m.id, m.tournament_id, m.round, m.table_index, m.schedule_index, "
+                "m.status FROM matches m JOIN tournaments t ON t.id = m.tournament_id "
+                "WHERE t.game = :game ORDER BY m.tournament_id, m.schedule_index, m.attempt"
+            ),
+            {"game": game},
+        ).all()
+        seats: dict[int, list[Any]] = defaultdict(list)
+        for seat in conn.execute(
+            text("SELECT match_id, seat, bot_id, score, forfeited FROM seat_results ORDER BY seat")
+        ):
+            seats[seat.match_id].append(seat)
+    sets: dict[tuple[int, int, int], list[Any]] = defaultdict(list)
+    for m in matches:
+        if m.status != "voided":
+            sets[(m.tournament_id, m.round, m.table_index)].append(m)
+    complete = [ms for ms in sets.values() if all(m.status == "finished" for m in ms)]
+    complete.sort(key=lambda ms: (ms[-1].tournament_id, ms[-1].schedule_index))
+    ratings: dict[int, trueskill.Rating] = {}
+    first_tournament: dict[int, int] = {}
+    widened: set[tuple[int, int]] = set()
+    for members in complete:
+        t = settings[members[0].tournament_id]
+        env = trueskill.TrueSkill(
+            mu=t.ts_mu,
+            sigma=t.ts_sigma,
+            beta=t.ts_beta,
+            tau=0.0,
+            draw_probability=t.ts_draw_probability,
+            backend=None,
+        )
+        for m in members:
+            bots = [s.bot_id for s in seats[m.id]]
+            for b in bots:
+                if b not in ratings:
+                    ratings[b] = env.create_rating()
+                    first_tournament[b] = t.id
+                later = first_tournament[b] != t.id
+                if later and (widen == "every" or (widen == "once" and (b, t.id) not in widened)):
+                    r = ratings[b]
+                    ratings[b] = env.create_rating(r.mu, math.sqrt(r.sigma**2 + t.ts_tau**2))
+                widened.add((b, t.id))
+            # by final score, ties shared, a forfeited seat below every seat that played on
+            keys = [(bool(s.forfeited), -s.score) for s in seats[m.id]]
+            ranks = [sum(1 for k in keys if k < key) for key in keys]
+            rated = env.rate([(ratings[b],) for b in bots], ranks=ranks)
+            for b, (r,) in zip(bots, rated, strict=True):
+                ratings[b] = r
+    return {b: (r.mu, r.sigma) for b, r in ratings.items()}
+
+
+def rankings_json(db: str) -> list[dict[str, Any]]:
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "rankings", GAME, "--json", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    rows: list[dict[str, Any]] = json.loads(run.stdout)
+    return rows
+
+
+def test_an_independent_trueskill_recomputation_equals_rankings_json(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    with Store(db) as store:
+        ids = add_bots(store, 4)
+        first = store.create_tournament(GAME, ids[:3], seed=31, rounds=2)
+        second = store.create_tournament(
+            GAME, [ids[0], ids[1], ids[3]], seed=32, trueskill=TrueSkillSettings(tau=1.5)
+        )
+        for t in (first, second):
+            assert t.id is not None
+            for m in store.pending_matches(t.id):
+                assert m.id is not None
+                store.record_result(m.id, seeded_outcomes(m))
+        stored = store.tournament_rows(second.id)  # type: ignore[arg-type]
+        engine = store.engine
+        expected = reference(engine, GAME)
+        wrong = [reference(engine, GAME, "never"), reference(engine, GAME, "every")]
+        with engine.connect() as conn:
+            seats = conn.execute(text("SELECT match_id, score, forfeited FROM seat_results")).all()
+    by_match: dict[int, list[float]] = defaultdict(list)
+    for match_id, score, _ in seats:
+        by_match[match_id].append(score)
+    assert any(len(set(s)) < len(s) for s in by_match.values()), "no tie was played"
+    assert any(forfeited for _, _, forfeited in seats), "no forfeit was played"
+    assert {s.bot_id for s in stored.seat_results} == {ids[0], ids[1], ids[3]}  # two carried
+    rows = rankings_json(db)
+    assert {r["bot_id"] for r in rows} == set(ids)
+    for row in rows:
+        mu, sigma = expected[row["bot_id"]]
+        assert row["mu"] == pytest.approx(mu, abs=1e-9)
+        assert row["sigma"] == pytest.approx(sigma, abs=1e-9)
+        assert row["conservative"] == pytest.approx(mu - 3 * sigma, abs=1e-9)
+    order = sorted(expected, key=lambda b: -(expected[b][0] - 3 * expected[b][1]))
+    assert [r["bot_id"] for r in rows] == order
+    for other in wrong:  # the widening is seen: once, neither never nor at every set
+        assert any(abs(other[b][1] - expected[b][1]) > 1e-6 for b in (ids[0], ids[1]))
+
+
+def test_sigma_shrinks_with_sets_and_widens_once_by_tau_at_the_next_tournament(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 3)
+    tau = 2.0
+    first = store.create_tournament(GAME, ids, seed=41, rounds=3)
+    second = store.create_tournament(
+        GAME, ids, seed=42, rounds=2, trueskill=TrueSkillSettings(tau=tau)
+    )
+    for t in (first, second):
+        assert t.id is not None
+        for m in store.pending_matches(t.id):
+            assert m.id is not None
+            store.record_result(m.id, seeded_outcomes(m))
+    rows = [h for h in store.rating_history(GAME) if h.bot_id == ids[0]]
+    tournament_of = {}
+    with Session(store.engine) as session:
+        for match in session.exec(select(Match)).all():
+            tournament_of[match.id] = match.tournament_id
+    in_first = [h for h in rows if tournament_of[h.match_id] == first.id]
+    in_second = [h for h in rows if tournament_of[h.match_id] == second.id]
+    assert len(in_first) == 3 and len(in_second) == 2  # one history row a set
+    sigmas = [DEFAULT.sigma] + [h.sigma_after for h in in_first]
+    assert all(b < a for a, b in zip(sigmas, sigmas[1:], strict=False))
+    # The next tournament's first set starts from the stored rating widened by tau, once.
+    carried = in_second[0]
+    assert (carried.mu_before, carried.sigma_before) == (
+        in_first[-1].mu_after,
+        in_first[-1].sigma_after,
+    )
+    assert numbers(store)[ids[0]][:2] == pytest.approx(
+        reference(store.engine, GAME)[ids[0]], abs=1e-12
+    )
+    for wrong in ("never", "every"):
+        assert reference(store.engine, GAME, wrong)[ids[0]][1] != pytest.approx(
+            numbers(store)[ids[0]][1], abs=1e-9
+        )
 
 
 def test_the_set_is_rated_only_when_its_last_match_is_recorded(store: Store) -> None:
@@ -178,20 +246,13 @@ def test_the_set_is_rated_only_when_its_last_match_is_recorded(store: Store) -> 
     record_set(store, first_set[5:], [[9, 0, 0]])
     rated = numbers(store)
     assert {h[0] for h in history(store)} == {first_set[5].id}
-    a, b, c = first_set[0].seats  # each scored 9 twice, as seat 0
-    assert rated[a][:2] == rated[b][:2] == rated[c][:2] != (DEFAULT.mu, DEFAULT.sigma)
-    assert rated[a][1] < DEFAULT.sigma
+    expected = apply_set(DEFAULT, {}, [(m.seats, [1, 2, 2]) for m in first_set])
+    assert {c.bot_id: (c.after.mu, c.after.sigma) for c in expected} == {
+        b: r[:2] for b, r in rated.items()
+    }
+    assert all(r[1] < DEFAULT.sigma for r in rated.values())
     untouched = next(b for b in ids if b not in first_set[0].seats)
     assert untouched not in rated
-
-
-def set_means(matches: list[Match], scores: list[list[float]]) -> dict[int, float]:
-    """Each bot's mean score a match over a set's matches."""
-    totals: dict[int, float] = {}
-    for m, row in zip(matches, scores, strict=True):
-        for bot, x in zip(m.seats, row, strict=True):
-            totals[bot] = totals.get(bot, 0.0) + x
-    return {bot: total / len(matches) for bot, total in totals.items()}
 
 
 def test_a_voided_match_is_replayed_and_the_set_waits_for_the_replay(store: Store) -> None:
@@ -208,18 +269,18 @@ def test_a_voided_match_is_replayed_and_the_set_waits_for_the_replay(store: Stor
     replay = store.void_match(m1.id, "referee crashed")
     assert history(store) == []  # the voided slot leaves the set incomplete
     assert replay.id is not None
-    store.record_result(replay.id, [SeatOutcome(30), SeatOutcome(0), SeatOutcome(0)])
-    # the voided attempt counts for nobody: the replay's 30 stands in its slot
-    means = set_means([*others, m1], [[6, 3, 0]] * 5 + [[30, 0, 0]])
-    bots = list(matches[0].seats)
-    expected = apply_set(DEFAULT, {}, bots, [means[b] for b in bots], 6)
+    store.record_result(replay.id, [SeatOutcome(0), SeatOutcome(30), SeatOutcome(0)])
+    # the voided attempt counts for nobody: the replay's ranks stand in its slot
+    expected = apply_set(
+        DEFAULT, {}, [(m.seats, [2, 1, 2] if m is m1 else [1, 2, 3]) for m in matches]
+    )
     assert {ch.bot_id: (ch.after.mu, ch.after.sigma) for ch in expected} == {
         bot: r[:2] for bot, r in numbers(store).items()
     }
     assert [h[0] for h in history(store)] == [matches[-1].id] * 3  # the set's last slot
 
 
-def test_a_forfeit_in_a_set_counts_as_the_lowest_score_of_its_match(store: Store) -> None:
+def test_a_forfeited_seat_ranks_below_every_seat_that_played_on(store: Store) -> None:
     ids = add_bots(store, 3)
     t = store.create_tournament(GAME, ids, seed=5)
     assert t.id is not None
@@ -231,9 +292,10 @@ def test_a_forfeit_in_a_set_counts_as_the_lowest_score_of_its_match(store: Store
         store.record_result(m.id, outcomes)
     a, b, c = m0.seats
     rated = numbers(store)
-    # The forfeiter's 50 points rate as 1: below b, level with c; its mean score keeps 50.
-    assert rated[b][0] > rated[a][0] == pytest.approx(rated[c][0])
+    # The forfeiter's 50 points place it last; its mean score and faults keep the real ones.
+    assert rated[b][0] > rated[c][0] > rated[a][0]
     assert rated[a][3] == 60.0 and rated[a][4] == 3
+    assert placements(forfeit) == (3, 1, 2)
 
 
 def play_everything(store: Store, ids: list[int]) -> list[int]:
@@ -292,15 +354,19 @@ def test_the_last_rating_tournament_is_kept_with_the_rating_and_no_history_is_re
     assert {b: r.last_tournament_id for b, r in store.ratings(GAME).items()} == expected
 
 
-def test_an_old_database_is_recomputed_once_when_opened(
+def test_a_database_of_the_margin_method_is_recomputed_once_when_opened(
     store: Store, db_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ids = add_bots(store, 4)
     play_everything(store, ids)
     right = numbers(store)
-    with Session(store.engine) as session:  # as an older cardshark left it
-        session.exec(delete(RatingMethodRow))
+    expected = reference(store.engine, GAME)
+    assert {b: pytest.approx(expected[b], abs=1e-9) for b in expected} == {
+        b: r[:2] for b, r in right.items()
+    }
+    with Session(store.engine) as session:  # as the margin-model cardshark left it
         session.exec(delete(RatingHistory))
+        session.get(RatingMethodRow, 1).version = 2  # type: ignore[union-attr]
         for row in session.exec(select(BotRating)).all():
             row.mu, row.sigma = 30.0, 0.71
             session.add(row)
@@ -311,24 +377,8 @@ def test_an_old_database_is_recomputed_once_when_opened(
         assert len(history(upgraded)) > 0
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
-        "cardshark: ratings of knaves recomputed once by the set margins rating of record "
-        "(method 2)"
+        "cardshark: ratings of knaves recomputed once by the TrueSkill rating of record (method 3)"
     ]
     with Store(db_url) as again:
         assert numbers(again) == right
     assert capsys.readouterr().err == ""
-
-
-def test_rating_order_matches_placements_on_a_single_decisive_set() -> None:
-    outcomes = [SeatOutcome(10), SeatOutcome(5), SeatOutcome(0)]
-    played = [
-        ([1, 2, 3], outcomes),
-        ([2, 3, 1], [SeatOutcome(5)] * 3),
-        ([3, 1, 2], [SeatOutcome(5)] * 3),
-    ]
-    bots, scores = set_scores(played)
-    after = apply_set(DEFAULT, {}, bots, scores, 3)
-    by_mu = sorted(after, key=lambda c: -c.after.mu)
-    ranks = placements(outcomes)
-    assert [c.bot_id for c in by_mu] == [b for _, b in sorted(zip(ranks, [1, 2, 3], strict=True))]
-    assert math.isclose(sum(c.after.mu for c in after), 3 * DEFAULT.mu, rel_tol=1e-12)

@@ -30,7 +30,6 @@ from tournaments.ratings import (
     TrueSkillSettings,
     apply_set,
     placements,
-    set_scores,
 )
 from tournaments.schedule import round_robin
 from tournaments.store import FinishedMatch, Store, hash_token, new_token
@@ -82,9 +81,9 @@ def history_numbers(store: Store) -> list[tuple[int, int, float, float, float, f
 
 
 def replay_in_memory(store: Store, tournament_id: int) -> dict[int, Rating]:
-    """Ratings computed without the database: one update per set, in schedule order."""
+    """Ratings computed without the database: each set's matches in schedule order."""
     settings = store.get_tournament(tournament_id).trueskill
-    sets: dict[tuple[int, int], list[tuple[list[int], list[SeatOutcome]]]] = {}
+    sets: dict[tuple[int, int], list[tuple[list[int], tuple[int, ...]]]] = {}
     for m in store.matches(tournament_id, include_voided=False):
         assert m.result is not None
         outcomes = [
@@ -93,11 +92,10 @@ def replay_in_memory(store: Store, tournament_id: int) -> dict[int, Rating]:
                 m.result["scores"], m.result["faults"], m.result["forfeited"], strict=True
             )
         ]
-        sets.setdefault((m.round, m.table_index), []).append((m.seats, outcomes))
+        sets.setdefault((m.round, m.table_index), []).append((m.seats, placements(outcomes)))
     current: dict[int, Rating] = {}
     for played in sets.values():
-        bots, scores = set_scores(played)
-        for change in apply_set(settings, current, bots, scores, len(played)):
+        for change in apply_set(settings, current, played):
             current[change.bot_id] = change.after
     return current
 
@@ -181,13 +179,13 @@ def test_record_result_then_duplicate_raises_and_leaves_one_set_of_rows(store: S
     assert count(store, RatingHistory, RatingHistory.match_id == rest[-1].id) == 3
     a, b, c = first.seats
     assert [tuple(m.seats) for m in rest] == [(b, c, a), (c, a, b), (c, b, a), (b, a, c), (a, c, b)]
-    # a: 12 + 0 + 3 + 0 + 3 + 6, b: 12 + 6 + 0 + 3 + 6 + 0, c: -3 + 3 + 6 + 6 + 0 + 3
-    expected = apply_set(TrueSkillSettings(), {}, [a, b, c], [24 / 6, 27 / 6, 15 / 6], 6)
+    played = [(first.seats, (1, 1, 3))]  # the stored ranks: a tie and a forfeit
+    played += [(m.seats, (1, 2, 3)) for m in rest]
+    expected = apply_set(TrueSkillSettings(), {}, played)
     after = rating_numbers(store)
     assert {ch.bot_id: (ch.after.mu, ch.after.sigma) for ch in expected} == {
         bot: (r[0], r[1]) for bot, r in after.items()
     }
-    assert after[b][0] > after[a][0] > 25.0 > after[c][0]
     detail = store.match_detail(first.id)
     assert detail.match.record == {"actions": ["play:QH"]}
     assert detail.bot_names == {i: f"bot-{n}" for n, i in enumerate(ids)}

@@ -20,14 +20,7 @@ from tournaments.models import (
     SeatResult,
     Tournament,
 )
-from tournaments.ratings import (
-    RATING_METHOD,
-    RATING_METHOD_NAME,
-    Rating,
-    SeatOutcome,
-    apply_set,
-    set_scores,
-)
+from tournaments.ratings import RATING_METHOD, RATING_METHOD_NAME, Rating, apply_set
 from tournaments.store.base import StoreBase
 
 _UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
@@ -210,14 +203,13 @@ class RatingStore(StoreBase):
         for last_id, key, members in sorted(complete, key=lambda c: position[c[0]]):
             if key in open_sets:
                 continue
-            bots, scores = set_scores([_seated(by_match[m]) for m in members])
+            matches = [_seated(by_match[m]) for m in members]
+            seated = {b for bots, _ in matches for b in bots}
             for change in apply_set(
                 settings_of[key[0]],
                 current,
-                bots,
-                scores,
-                len(members),
-                carried={b for b in bots if last_tournament.get(b, key[0]) != key[0]},
+                matches,
+                carried={b for b in seated if last_tournament.get(b, key[0]) != key[0]},
             ):
                 current[change.bot_id] = change.after
                 last_tournament[change.bot_id] = key[0]
@@ -263,8 +255,8 @@ class _Totals:
         self.faults += seat.faults
 
 
-def _seated(seats: list[SeatResult]) -> tuple[list[int], list[SeatOutcome]]:
-    return [s.bot_id for s in seats], [SeatOutcome(s.score, s.faults, s.forfeited) for s in seats]
+def _seated(seats: list[SeatResult]) -> tuple[list[int], list[int]]:
+    return [s.bot_id for s in seats], [s.rank for s in seats]
 
 
 def _history(game: str, match_id: int, bot_id: int, before: Rating, after: Rating) -> RatingHistory:

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Table, bindparam, exists, insert, or_, select
 from sqlmodel import SQLModel
 
 from tournaments.models import Match, MatchStatus, TournamentStatus
-from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_set, set_scores
+from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_set
 
 UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
 _FINISHED = MatchStatus.FINISHED.value
@@ -99,7 +99,7 @@ SET_MEMBERS = (
     .order_by(_m.schedule_index)
 )
 SET_SEATS = (
-    select(_s.match_id, _s.bot_id, _s.score, _s.faults, _s.forfeited)
+    select(_s.match_id, _s.bot_id, _s.rank)
     .join(MATCHES, _m.id == _s.match_id)
     .where(_s.match_id.in_(bindparam("ids", expanding=True)))
     .order_by(_m.schedule_index, _s.seat)
@@ -253,22 +253,20 @@ def _rate_set(
     conn: Connection, tournament: TournamentFacts, stored: dict[int, _RatingRow], ids: list[int]
 ) -> list[dict[str, Any]]:
     game = tournament.game
-    by_match: dict[int, tuple[list[int], list[SeatOutcome]]] = {i: ([], []) for i in ids}
+    by_match: dict[int, tuple[list[int], list[int]]] = {i: ([], []) for i in ids}
     for seat in conn.execute(SET_SEATS, {"ids": ids}):
-        bots, outcomes = by_match[seat.match_id]
+        bots, ranks = by_match[seat.match_id]
         bots.append(seat.bot_id)
-        outcomes.append(SeatOutcome(seat.score, seat.faults, seat.forfeited))
-    bots, scores = set_scores(list(by_match.values()))
-    missing = [b for b in bots if b not in stored]
+        ranks.append(seat.rank)
+    seated = list(dict.fromkeys(b for bots, _ in by_match.values() for b in bots))
+    missing = [b for b in seated if b not in stored]
     if missing:
         stored.update(_locked(conn, game, missing))
     changes = apply_set(
         tournament.settings,
         {b: Rating(r.mu, r.sigma) for b, r in stored.items()},
-        bots,
-        scores,
-        len(ids),
-        carried={b for b in bots if stored[b].last_tournament not in (None, tournament.id)},
+        list(by_match.values()),
+        carried={b for b in seated if stored[b].last_tournament not in (None, tournament.id)},
     )
     history = []
     for change in changes:
