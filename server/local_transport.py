@@ -362,9 +362,16 @@ class LocalConnection(asyncio.BufferedProtocol):
             self.closed.set_result(None)
 
     def close(self) -> None:
-        """Close the socket now (the server is stopping)."""
-        if self.transport is not None:
-            self.transport.abort()
+        """Close the socket now, dropping what is queued (the server is stopping); never raises."""
+        transport = self.transport
+        if transport is None or self.closed.done():
+            # connection_lost has run. A selector transport closed with data queued that has
+            # since flushed has let go of its loop without counting itself lost: its abort()
+            # would call None.call_soon (CPython's _SelectorTransport; still so in 3.13).
+            return
+        if self.closed.get_loop().is_closed():
+            return  # abort() could only raise; the transport closes its socket when collected
+        transport.abort()
 
 
 async def serve_socket(

@@ -21,8 +21,17 @@ from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
 from server import service
 from server.arena import Arena, check_transport
+from server.hub import BotHub
 from server.limits import MAX_MESSAGE_BYTES
-from server.local_transport import FD3_LAUNCHER, FrameError, frame, split_frames
+from server.local_transport import (
+    FD3_LAUNCHER,
+    FrameError,
+    LocalConnection,
+    frame,
+    serve_socket,
+    socket_pair,
+    split_frames,
+)
 from server.records import ClockSettings, MatchRecord
 from server.sandbox import SandboxPolicy, unavailable_reason
 from tests.server.conftest import HOSTILE_BOT, PYTHON, RANDOM_BOT, ROOT, TRANSPORTS
@@ -383,3 +392,63 @@ def test_the_python_sdk_on_fd3_ends_as_the_other_kits_do(tmp_path: Path, ending:
         ),
     }[ending]
     assert (process.returncode, lines) == expected
+
+
+# --- closing: the server's stop never raises ------------------------------------------
+
+QUEUED = 8 << 20  # more than a socket pair holds: most of it waits in the transport
+
+
+async def served_connection() -> tuple[LocalConnection, socket.socket]:
+    """The server's end of a socket pair, served on the running loop, and the bot's end."""
+    ours, theirs = socket_pair()
+    connection = await serve_socket(ours, BotHub(), lambda token: None, "tok", "t", "bot")
+    theirs.setblocking(False)
+    return connection, theirs
+
+
+async def read_to_the_end(sock: socket.socket) -> int:
+    """Read sock until its peer closes; how many bytes came."""
+    loop, received = asyncio.get_running_loop(), 0
+    while chunk := await loop.sock_recv(sock, 1 << 20):
+        received += len(chunk)
+    return received
+
+
+def test_close_after_a_closed_stream_has_flushed_its_queue_does_not_raise() -> None:
+    async def run() -> int:
+        connection, theirs = await served_connection()
+        with theirs:
+            assert connection.transport is not None
+            connection.transport.write(b"\0" * QUEUED)
+            assert connection.transport.get_write_buffer_size() > 0
+            connection.transport.close()  # as a Goodbye does: flushed first, then closed
+            received = await read_to_the_end(theirs)  # the queue flushes: the transport lets go
+            await connection.closed
+            connection.close()  # the server's stop, after: once an AttributeError
+            return received
+
+    assert asyncio.run(run()) == QUEUED
+
+
+def test_close_of_a_closing_stream_drops_its_queue_at_once() -> None:
+    async def run() -> int:
+        connection, theirs = await served_connection()
+        with theirs:
+            assert connection.transport is not None
+            connection.transport.write(b"\0" * QUEUED)
+            connection.transport.close()
+            connection.close()
+            connection.close()  # twice is once
+            await connection.closed
+            return await read_to_the_end(theirs)
+
+    assert asyncio.run(run()) < QUEUED
+
+
+def test_close_after_its_loop_is_closed_does_not_raise() -> None:
+    loop = asyncio.new_event_loop()
+    connection, theirs = loop.run_until_complete(served_connection())
+    with theirs:
+        loop.close()
+        connection.close()  # once a RuntimeError: the loop is closed
