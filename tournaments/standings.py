@@ -30,7 +30,12 @@ INTERVAL = (
 )
 P_ABOVE = (
     "P(above next): P(a bot's true mean score exceeds the next one's) over the deals both "
-    "played, T(n−1) at mean/(s/√n) of the per-deal differences"
+    "played, T(n−1) at mean/(s/√n) of the per-deal differences (score statistics, not "
+    "the TrueSkill rating)"
+)
+TRUESKILL = (
+    "μ, σ: the TrueSkill rating of record (docs/ratings.md); μ − 3σ, the rankings' sort key, "
+    "is a skill the bot has with 99.9 % confidence"
 )
 
 

@@ -14,6 +14,7 @@ from server.cli.common import (
     console,
     open_store,
 )
+from tournaments.standings import TRUESKILL
 from tournaments.store import Store
 
 ratings_app = command_group("Maintain ratings.")
@@ -44,6 +45,8 @@ def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
             str(r.faults),
         )
     console.print(table)
+    if rows:
+        console.print(TRUESKILL, highlight=False)
     for tid, count in sorted(store.load_voids(game).items()):
         console.print(
             f"tournament {tid}: {count} match(es) voided for the server's load and replayed "

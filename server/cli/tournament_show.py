@@ -12,7 +12,14 @@ from rich.table import Table
 
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from tournaments.ratings import Rating
-from tournaments.standings import INTERVAL, P_ABOVE, Estimate, TournamentResult, summarise
+from tournaments.standings import (
+    INTERVAL,
+    P_ABOVE,
+    TRUESKILL,
+    Estimate,
+    TournamentResult,
+    summarise,
+)
 
 TABLES = ("standings", "cross")
 NA = "n/a"
@@ -107,6 +114,7 @@ def show(result: TournamentResult, only: str | None) -> None:
     if only in (None, "standings"):
         console.print(_standings(result))
         console.print(P_ABOVE, highlight=False)
+        console.print(TRUESKILL, highlight=False)
     if only in (None, "cross"):
         console.print(_cross(result))
         console.print(f"cell: row bot's score minus column bot's, {INTERVAL}", highlight=False)

@@ -1,5 +1,5 @@
 "use strict";
-// Rating charts of a bot page: μ per rated match with its μ±3σ band, drawn by the vendored
+// Rating charts of a bot page: μ per rated set with its μ±3σ band, drawn by the vendored
 // uPlot from the history the server embedded as JSON (never parsed as HTML).
 (() => {
   const history = JSON.parse(document.getElementById("history").textContent);
@@ -10,7 +10,7 @@
       width: Math.max(320, box.clientWidth || 800),
       height: 260,
       scales: { x: { time: false } },
-      axes: [{ label: "rated matches" }, { label: "TrueSkill μ" }],
+      axes: [{ label: "rated sets" }, { label: "TrueSkill μ" }],
       series: [
         { label: "match" },
         { label: "μ+3σ", stroke: "#90a4ae" },

@@ -210,6 +210,13 @@ def test_interrupted_runs_resume_to_the_uninterrupted_verdict(whole: Whole, tmp_
     assert resumed["neighbours"] == whole.show["neighbours"]
     assert resumed["cross_table"] == whole.show["cross_table"]
     assert resumed["tournament"] == whole.show["tournament"]
+    # The TrueSkill numbers rated live across the kill -9 and the resumes are those a
+    # recompute from the stored matches gives, to the last bit.
+    live = cli("rankings", "knaves", "--json", db=db).stdout
+    assert json.loads(live) and "recomputed knaves ratings" in cli(
+        "ratings", "recompute", "knaves", db=db
+    ).stdout
+    assert cli("rankings", "knaves", "--json", db=db).stdout == live
     # Resuming a tournament that reached its verdict plays nothing and says it again.
     again = cli("tournament", "resume", "1", db=db).stdout
     assert verdict_line(again) == verdict_line(whole.out)

@@ -80,6 +80,7 @@ def test_leaderboard_and_bot_pages(site: tuple[str, Store], browser_page: Page) 
     best = store.rankings("knaves")[0]
     expect(rows.nth(1)).to_contain_text(best.bot)
     expect(rows.nth(1)).to_contain_text(f"{best.mu:.2f}")
+    expect(page.locator("#legend")).to_contain_text("ranked by μ − 3σ")
     rows.nth(1).get_by_role("link").click()
     expect(page.locator("h1")).to_have_text(best.bot)
     tournament = store.list_tournaments()[0]
