@@ -111,10 +111,13 @@ class ManagedBot:
                 cwd=self.workdir,
                 start_new_session=True,
                 preexec_fn=preexec,
+                pass_fds=self.confinement.pass_fds if self.confinement is not None else (),
             )
         except BaseException:
             self._release()
             raise
+        if self.confinement is not None:
+            self.confinement.started()
         self._drain = asyncio.create_task(self._save_stderr())
 
     async def _save_stderr(self) -> None:

@@ -1,9 +1,10 @@
-"""The sandbox of a managed bot, built by bubblewrap, setpriv, prlimit and cgroups.
+"""The sandbox of a managed bot, built by bubblewrap, setpriv, prlimit, cgroups and seccomp.
 
 Each bot gets its own PID, network, IPC and UTS namespaces, the system read-only, its own
-directory read-only, a private tmp/home, a clean environment, resource limits and, when the
-server runs as root, a host uid of its own (setpriv inside the sandbox: no user namespace,
-so the uid is the one the kernel checks files against). See docs/security.md.
+directory read-only, a private tmp/home, a clean environment, resource limits, a new empty
+session keyring, a seccomp filter (server/seccomp_filter.py) and, when the server runs as
+root, a host uid of its own (setpriv inside the sandbox: no user namespace, so the uid is
+the one the kernel checks files against). See docs/security.md.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from server.clocks import CgroupCpuMeter
+from server.seccomp_filter import SeccompUnavailable, bot_filter, filter_fd, syscall_number
 
 SOCKET_INSIDE = "/run/cardshark/referee.sock"
 HOME_INSIDE = "/home/bot"
@@ -32,6 +34,16 @@ PROTO_DIR = Path(__file__).resolve().parents[1] / "proto"
 CLIENTS_DIR = Path(__file__).resolve().parents[1] / "clients"
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 SANDBOX_KINDS = ("bwrap", "none")
+# Run by the server's own Python before bwrap: a child keeps its parent's session keyring (the
+# server's, with whatever its login keeps there) through exec and setuid, and the bot cannot
+# leave it later, as its filter denies keyctl. sys.argv[1] is keyctl's number; option 1 is
+# KEYCTL_JOIN_SESSION_KEYRING, and a NULL name makes the keyring new and anonymous.
+KEYRING_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "if ctypes.CDLL(None, use_errno=True).syscall(int(sys.argv[1]), 1, None) < 0:\n"
+    "    sys.exit('cardshark: no new session keyring: ' + os.strerror(ctypes.get_errno()))\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
 
 class SandboxError(Exception):
@@ -325,9 +337,19 @@ class Confinement:
     env: dict[str, str]
     cgroups: BotCgroups | None = None
     slot: int | None = None
+    # Descriptors the launch inherits (the seccomp filter bwrap reads), closed once it started.
+    pass_fds: tuple[int, ...] = ()
+
+    def started(self) -> None:
+        """Close the server's copies of the descriptors only the launch needed."""
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.pass_fds = ()
 
     def release(self) -> None:
-        """Kill whatever is left of the bot and free its uid slot and cgroups."""
+        """Kill whatever is left of the bot and free its uid slot, cgroups and descriptors."""
+        self.started()
         if self.cgroups is not None:
             self.cgroups.kill_all()
         if self.slot is not None:
@@ -352,6 +374,11 @@ def confine(
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bwrap is not installed (Debian package bubblewrap)")
+    try:
+        keyctl = syscall_number("keyctl")
+        bot_filter()
+    except SeccompUnavailable as exc:
+        raise SandboxError(str(exc)) from exc
     own_dir: Path | None
     if workdir is not None:
         argv, own_dir = list(argv), Path(os.path.abspath(workdir))
@@ -370,7 +397,7 @@ def confine(
     uid = UID_BASE + (os.getpid() * 7 + slot) % UID_SLOTS
     cgroups = BotCgroups(f"{os.getpid()}-{slot}", policy.limits) if root else None
     kinds = cgroups.kinds if cgroups is not None else frozenset()
-    cmd = [bwrap, "--die-with-parent", "--new-session"]
+    cmd = ["--die-with-parent", "--new-session"]
     cmd += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     cmd += ["--unshare-cgroup-try", "--hostname", "bot"]
     if not root:
@@ -412,6 +439,9 @@ def confine(
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         cmd += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
     cmd += ["prlimit", *policy.limits.prlimit_args(kinds), "--", *argv]
+    seccomp = filter_fd()  # opened last: no error below can leak it
+    launch = [sys.executable, "-I", "-S", "-c", KEYRING_LAUNCHER, str(keyctl)]
+    cmd = [*launch, bwrap, "--seccomp", str(seccomp), *cmd]
     if cgroups is not None and cgroups.procs_files():
         files = cgroups.procs_files()
         # The launcher joins the cgroups before it execs bwrap, so nothing the bot starts
@@ -419,7 +449,7 @@ def confine(
         join = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; '
         join += 'shift; n=$((n-1)); done; exec "$@"'
         cmd = ["/bin/sh", "-c", join, "sh", str(len(files)), *files, *cmd]
-    return Confinement(policy, cmd, env, cgroups, slot)
+    return Confinement(policy, cmd, env, cgroups, slot, (seccomp,))
 
 
 @cache
@@ -430,6 +460,10 @@ def unavailable_reason() -> str | None:
     for tool in ("setpriv", "prlimit"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (Debian package util-linux)"
+    try:
+        bot_filter()
+    except SeccompUnavailable as exc:
+        return str(exc)
     import socket
     import tempfile
 
@@ -441,7 +475,12 @@ def unavailable_reason() -> str | None:
             probe = confine(SandboxPolicy(), ["/bin/true"], path, "probe")
             try:
                 done = subprocess.run(
-                    probe.argv, env=probe.env, capture_output=True, text=True, timeout=20
+                    probe.argv,
+                    env=probe.env,
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                    pass_fds=probe.pass_fds,
                 )
             finally:
                 probe.release()
