@@ -203,6 +203,7 @@ def decision_request(
     actions: Sequence[Action],
     move_ms: int,
     bank_ms: int,
+    random_seed: int = 0,
 ) -> pb.RefereeMessage:
     """A DecisionRequest with the seat's typed view (taken over), legal actions and clock."""
     field = view_field(game_name)
@@ -221,6 +222,7 @@ def decision_request(
             "seat": seat,
             "game": game_name,
             "clock": {"move_ms": move_ms, "bank_ms": bank_ms},
+            "random_seed": random_seed,
             field: view,
         }
     )

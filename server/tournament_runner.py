@@ -309,6 +309,7 @@ async def play_until_not_voided(
             options=tournament.options,
             clock=clock,
             match_id=str(match.id),
+            place=f"schedule:{match.schedule_index}",
         )
         if code:
             record.code = [code.get(b) for b in match.seats]

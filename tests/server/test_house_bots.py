@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from server.house import HouseBot, HouseNameError, house_bot, parse_house, resolve_names
+from server.referee import bot_random_seed
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +103,10 @@ def request(match_id: str, seat: int, actions: list[str]) -> Any:
     from cardshark.v1.referee_pb2 import Action, DecisionRequest
 
     return DecisionRequest(
-        match_id=match_id, seat=seat, legal_actions=[Action(id=a) for a in actions]
+        match_id=match_id,
+        seat=seat,
+        legal_actions=[Action(id=a) for a in actions],
+        random_seed=bot_random_seed(99, match_id, seat),  # as the referee sets it
     )
 
 

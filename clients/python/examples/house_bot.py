@@ -22,12 +22,14 @@ def noisy(
     streams: dict[tuple[str, int], random.Random] = {}
 
     def choose(request: DecisionRequest) -> str:
-        # One stream per match and seat, so a match plays the same whatever the process
-        # played before it: a resumed `cardshark compare` replays a set exactly.
+        # One stream per match and seat, seeded by the request's random_seed (which follows
+        # the schedule, never a database id), so a match plays the same whatever the process
+        # played before it and in whichever database: a resumed `cardshark compare` or the
+        # same seeded tournament replays exactly.
         key = (request.match_id, request.seat)
         rng = streams.get(key)
         if rng is None:
-            rng = streams[key] = random.Random(f"{seed}:{request.match_id}:{request.seat}")
+            rng = streams[key] = random.Random(f"{seed}:{request.random_seed}")
             if len(streams) > KEPT_MATCHES:
                 del streams[next(iter(streams))]
         if rng.random() < noise:

@@ -101,13 +101,14 @@ class Clock(_message.Message):
     def __init__(self, move_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "game", "legal_actions", "clock", "knaves", "kansas_city", "knives", "kill", "ninja_whist")
+    __slots__ = ("request_id", "match_id", "seat", "game", "legal_actions", "clock", "random_seed", "knaves", "kansas_city", "knives", "kill", "ninja_whist")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     CLOCK_FIELD_NUMBER: _ClassVar[int]
+    RANDOM_SEED_FIELD_NUMBER: _ClassVar[int]
     KNAVES_FIELD_NUMBER: _ClassVar[int]
     KANSAS_CITY_FIELD_NUMBER: _ClassVar[int]
     KNIVES_FIELD_NUMBER: _ClassVar[int]
@@ -119,12 +120,13 @@ class DecisionRequest(_message.Message):
     game: str
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
     clock: Clock
+    random_seed: int
     knaves: _knaves_pb2.KnavesView
     kansas_city: _kansas_city_pb2.KansasCityView
     knives: _knives_pb2.KnivesView
     kill: _kill_pb2.KillView
     ninja_whist: _ninja_whist_pb2.NinjaWhistView
-    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., knaves: _Optional[_Union[_knaves_pb2.KnavesView, _Mapping]] = ..., kansas_city: _Optional[_Union[_kansas_city_pb2.KansasCityView, _Mapping]] = ..., knives: _Optional[_Union[_knives_pb2.KnivesView, _Mapping]] = ..., kill: _Optional[_Union[_kill_pb2.KillView, _Mapping]] = ..., ninja_whist: _Optional[_Union[_ninja_whist_pb2.NinjaWhistView, _Mapping]] = ...) -> None: ...
+    def __init__(self, request_id: _Optional[int] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., game: _Optional[str] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., clock: _Optional[_Union[Clock, _Mapping]] = ..., random_seed: _Optional[int] = ..., knaves: _Optional[_Union[_knaves_pb2.KnavesView, _Mapping]] = ..., kansas_city: _Optional[_Union[_kansas_city_pb2.KansasCityView, _Mapping]] = ..., knives: _Optional[_Union[_knives_pb2.KnivesView, _Mapping]] = ..., kill: _Optional[_Union[_kill_pb2.KillView, _Mapping]] = ..., ninja_whist: _Optional[_Union[_ninja_whist_pb2.NinjaWhistView, _Mapping]] = ...) -> None: ...
 
 class SeatInfo(_message.Message):
     __slots__ = ("seat", "bot_name")
