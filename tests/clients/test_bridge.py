@@ -36,7 +36,36 @@ def test_requests_go_to_the_bot_as_one_json_line_with_proto_field_names() -> Non
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     data = json.loads(line)
     assert data["request"]["request_id"] == 5
-    assert data["request"]["legal_actions"] == [{"id": "play:QH", "kind": "play", "card": "QH"}]
+    # every field is there, empty or not; an optional one (number, seat) only when it is set
+    empty = {"card": "", "cards": [], "suit": "", "token": ""}
+    assert data["request"]["legal_actions"] == [
+        {**empty, "id": "play:QH", "kind": "play", "card": "QH"}
+    ]
+
+
+def test_seat_0_a_trick_led_and_won_by_seat_0_and_whole_numbers_are_in_the_line() -> None:
+    request = pb.RefereeMessage(
+        request=pb.DecisionRequest(
+            seat=0,
+            legal_actions=[pb.Action(id="give:0", kind="give", seat=0), pb.Action(id="pass")],
+            knaves={
+                "seat": 0,
+                "leader": 0,
+                "tricks": [{"leader": 0, "cards": ["QH"], "winner": 0}],
+            },
+        )
+    )
+    data = json.loads(to_json_line(request))["request"]
+    assert data["seat"] == 0 and data["knaves"]["seat"] == 0 and data["knaves"]["leader"] == 0
+    assert data["knaves"]["tricks"] == [{"leader": 0, "cards": ["QH"], "winner": 0}]
+    assert data["legal_actions"][0]["seat"] == 0 and "seat" not in data["legal_actions"][1]
+    started = pb.RefereeMessage(match_started=pb.MatchStarted(seat=0, seats=[pb.SeatInfo(seat=0)]))
+    started.match_started.options.update({"hands": 3, "share": 0.5, "big": 2**40, "on": True})
+    data = json.loads(to_json_line(started))["match_started"]
+    assert data["seat"] == 0 and data["seats"] == [{"seat": 0, "bot_name": ""}]
+    assert data["options"] == {"hands": 3, "share": 0.5, "big": 2**40, "on": True}
+    kinds = {name: type(value) for name, value in data["options"].items()}
+    assert kinds == {"hands": int, "share": float, "big": int, "on": bool}  # 3, not 3.0
 
 
 def test_answers_parse_as_decisions_and_junk_does_not() -> None:

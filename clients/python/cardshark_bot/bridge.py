@@ -7,7 +7,7 @@ HOST:PORT or unix:/PATH; with --tls-ca CA or CARDSHARK_TLS_CA over TLS, plus --t
 --tls-key for mutual TLS; or fd:N, the local transport of a bridge the server started as a
 managed bot: frames on descriptor N, which the bot process does not inherit), starts
 COMMAND, and speaks with it one JSON object per line (protobuf's JSON mapping with the .proto
-field names):
+field names, every field present, so seat 0 reads "seat": 0; docs/protocol.md, section 8.1):
 
 - to the bot's stdin: every RefereeMessage the server sends, requests and events alike, e.g.
   ``{"request": {"request_id": 5, "legal_actions": [{"id": "play:QH", ...}], ...}}`` or
@@ -32,11 +32,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from google.protobuf import json_format
 
@@ -73,10 +75,27 @@ def parse_decision(line: bytes) -> pb.Decision | None:
         return None
 
 
+def whole_numbers_as_ints(value: Any) -> Any:
+    """value with every float that is a whole number made an int, at any depth."""
+    # A Struct (MatchStarted.options, HandEnded.record) holds every number as a double, so
+    # a game's 3 would reach the bot as 3.0. The RefereeMessage has no float or double field
+    # of its own: every float in its JSON came from a Struct, and every whole one was an int.
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {key: whole_numbers_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers_as_ints(item) for item in value]
+    return value
+
+
 def to_json_line(msg: pb.RefereeMessage) -> bytes:
-    """One RefereeMessage as the JSON line the bot reads."""
-    text = json_format.MessageToJson(msg, indent=None, preserving_proto_field_name=True)
-    return text.encode("utf-8") + b"\n"
+    """One RefereeMessage as the JSON line the bot reads: every field, whole numbers as ints."""
+    # Without the defaults, seat 0, a trick led or won by seat 0 and every other zero vanish.
+    data = json_format.MessageToDict(
+        msg, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return json.dumps(whole_numbers_as_ints(data)).encode("utf-8") + b"\n"
 
 
 class StdioBot:
