@@ -225,9 +225,8 @@ class Arena:
         options: Mapping[str, Any] | None = None,
         clock: ClockSettings | None = None,
         match_id: str | None = None,
-        place: str | None = None,
     ) -> MatchRecord:
-        """Play one match to its end and return its record; `place` seeds the bots' randomness."""
+        """Play one match to its end and return its record."""
         assert self.running is not None, "arena not started"
         runner = MatchRunner(
             self.running.hub,
@@ -237,7 +236,6 @@ class Arena:
             bots,
             options,
             clock,
-            place=place,
         )
         return await runner.run()
 

@@ -31,6 +31,8 @@ class BotIdentity:
 
     bot_id: str
     name: str
+    # The games its Hello said it plays (empty: any); not part of who it is.
+    games: tuple[str, ...] = field(default=(), compare=False)
 
 
 class Reply(NamedTuple):
@@ -203,6 +205,8 @@ class BotHub:
         self.extensions = 0  # deadlines moved because the time was not the bot's
         # Told the bot's name at every timeout as it happens (the runner's storm watch).
         self.timeout_listeners: list[Callable[[str], None]] = []
+        # Told the identity of a bot whose live stream ended (a disconnect or a Goodbye).
+        self.detach_listeners: list[Callable[[BotIdentity], None]] = []
 
     @property
     def lag(self) -> LagMonitor:
@@ -245,6 +249,8 @@ class BotHub:
             del self._sessions[bot_id]
             self.disconnected_at[bot_id] = time.monotonic()
             self._event(bot_id).clear()
+            for listener in list(self.detach_listeners):
+                listener(session.identity)
         for req in list(session.pending.values()):
             req.resolve(Reply("disconnected"))
         session.ended.set()

@@ -1,9 +1,9 @@
-"""Before a tournament's first match: every managed bot started once and heard from."""
+"""Before a tournament's first match: every bot started or connected, and playing this game."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -37,6 +37,7 @@ class StartFailure:
     stderr: tuple[str, ...] = ()
     log_path: Path | None = None
     server_fault: bool = False  # the server could not start it: never the bot's forfeit
+    refused: bool = False  # it cannot play this game: --allow-absent does not seat it either
 
     def message(self) -> str:
         """The failure in a few lines: the bot and what happened, its stderr's tail, its log."""
@@ -58,6 +59,8 @@ class BotsDidNotStart(TournamentError):
         advice = (
             "this is the server's fault, not the bots'"
             if server
+            else "fix the bot(s) and resume"
+            if any(f.refused for f in failures)
             else "fix the bot(s) and resume, or play on with their forfeits using --allow-absent"
         )
         super().__init__(
@@ -130,3 +133,43 @@ async def _hello_or_failure(
     return StartFailure(
         bot.name, bot.bot_id, reason, tuple(process.stderr_tail()), process.log_path
     )
+
+
+async def await_remote(
+    arena: Arena,
+    bots: Sequence[tuple[str, str]],
+    timeout: float,
+    on_waiting: Callable[[list[str]], None] | None = None,
+) -> list[StartFailure]:
+    """Wait up to `timeout` for every remote bot (name, bot id) to connect; the rest fail.
+
+    on_waiting hears the names of those not connected yet, once, before the wait.
+    """
+    assert arena.running is not None
+    hub = arena.running.hub
+    missing = [(name, bot_id) for name, bot_id in bots if hub.live(bot_id) is None]
+    if not missing:
+        return []
+    if on_waiting is not None:
+        on_waiting([name for name, _ in missing])
+    sessions = await asyncio.gather(*(hub.wait_for(bot_id, timeout) for _, bot_id in missing))
+    return [
+        StartFailure(name, bot_id, f"did not connect in {timeout:g} s")
+        for (name, bot_id), session in zip(missing, sessions, strict=True)
+        if session is None
+    ]
+
+
+def wrong_game(arena: Arena, bots: Sequence[tuple[str, str]], game: str) -> list[StartFailure]:
+    """The connected bots (name, bot id) whose Hello named games, none of them this one."""
+    assert arena.running is not None
+    hub = arena.running.hub
+    failures = []
+    for name, bot_id in bots:
+        session = hub.live(bot_id)
+        games = session.identity.games if session is not None else ()
+        if games and game not in games:
+            said = ", ".join(games)
+            reason = f"said in its Hello that it plays {said}, not {game}: it was not seated"
+            failures.append(StartFailure(name, bot_id, reason, refused=True))
+    return failures

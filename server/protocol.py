@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -191,6 +192,13 @@ def _item_bytes(value: Any) -> bytes:
             _ITEM_BYTES.clear()
         _ITEM_BYTES[cache_key] = data
     return data
+
+
+def bot_random_seed(seed: int, seats: Sequence[str], seat: int) -> int:
+    """A seat's DecisionRequest.random_seed: one-way from the deal's seed, seating and seat."""
+    seating = "/".join(seats)
+    digest = hashlib.blake2b(f"cardshark-bot:{seed}:{seat}:{seating}".encode(), digest_size=8)
+    return int.from_bytes(digest.digest(), "big")
 
 
 def decision_request(

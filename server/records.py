@@ -30,6 +30,9 @@ class Fault:
     fallback: str = ""
 
 
+REMOTE_WAIT_S = 60.0  # how long a run waits for its remote bots before the first match
+
+
 @dataclass(frozen=True)
 class ClockSettings:
     """Per-move time, the optional match bank, the fault limit and the reconnect grace."""

@@ -21,12 +21,6 @@ from tournaments.ratings import SeatOutcome, placements
 log = logging.getLogger(__name__)
 
 
-def bot_random_seed(seed: int, place: str, seat: int) -> int:
-    """A seat's DecisionRequest.random_seed: one-way from the deal's seed, place and seat."""
-    digest = hashlib.blake2b(f"cardshark-bot:{seed}:{place}:{seat}".encode(), digest_size=8)
-    return int.from_bytes(digest.digest(), "big")
-
-
 def fallback_index(seed: int, decision: int, choices: int) -> int:
     """The deterministic fallback choice for a decision: a function of seed and position only."""
     digest = hashlib.blake2b(f"{seed}:{decision}".encode(), digest_size=8).digest()
@@ -52,7 +46,6 @@ class MatchRunner:
         options: Mapping[str, Any] | None = None,
         clock: ClockSettings | None = None,
         live: LiveMatches = LIVE,
-        place: str | None = None,
     ) -> None:
         self.hub = hub
         self.game = game
@@ -63,10 +56,11 @@ class MatchRunner:
         self.options = game.spec.resolve(options)
         game.spec.check_seats(len(self.bots))
         n = len(self.bots)
-        # Bots' own randomness follows the schedule (place), never a database id, so a seeded
-        # tournament replays the same in any database.
-        where = match_id if place is None else place
-        self.random_seeds = [bot_random_seed(seed, where, seat) for seat in range(n)]
+        # Bots' own randomness follows the deal and the seating, never a database id, so a
+        # seeded tournament replays the same in any database (every match of a set seats
+        # the bots differently).
+        names = [b.name for b in self.bots]
+        self.random_seeds = [protocol.bot_random_seed(seed, names, seat) for seat in range(n)]
         self.fault_counts = [0] * n
         self.forfeited = [False] * n
         self.bank_ms = [self.clock.bank_ms] * n

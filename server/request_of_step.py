@@ -26,9 +26,13 @@ class StepRequest:
     message: pb.DecisionRequest
 
     def to_json(self) -> dict[str, Any]:
-        """The request in protobuf's JSON mapping with the .proto field names (as the bridge
-        shows it to a bot)."""
-        return json_format.MessageToDict(self.message, preserving_proto_field_name=True)
+        """The request in protobuf's JSON mapping with the .proto field names and every field,
+        zeros included (as the bridge shows it to a bot: seat 0 is there)."""
+        return json_format.MessageToDict(
+            self.message,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        )
 
     def view(self) -> dict[str, Any]:
         """The game's view in the request, as JSON."""
@@ -65,6 +69,7 @@ def request_of_step(
         actions=game.legal_actions(state),
         move_ms=move_ms,
         bank_ms=bank_ms,
+        random_seed=protocol.bot_random_seed(record.seed, record.seats, seat),
     )
     return StepRequest(decision, seat, msg.request)
 

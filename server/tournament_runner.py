@@ -14,8 +14,14 @@ from server.bot_code import CodeCache, cache_for, place_code
 from server.bots import ManagedBot
 from server.hub import BotIdentity
 from server.load import AdaptiveLimit, StormWatch
-from server.preflight import BotsDidNotStart, BotToStart, start_managed
-from server.records import ClockSettings, MatchRecord
+from server.preflight import (
+    BotsDidNotStart,
+    BotToStart,
+    await_remote,
+    start_managed,
+    wrong_game,
+)
+from server.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
@@ -104,6 +110,8 @@ async def run_tournament(
     allow_absent: bool = False,
     on_bot_exit: BotExitCallback | None = None,
     transport: str = DEFAULT_TRANSPORT,
+    remote_wait_s: float = REMOTE_WAIT_S,
+    on_waiting: Callable[[list[str]], None] | None = None,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -113,12 +121,23 @@ async def run_tournament(
     a server is started on `port` (TLS with `tls`) for the tournament's length, its managed
     bots confined by `sandbox`.
 
-    Every managed bot is started and must say Hello before the first match: one that
-    cannot stops the run (BotsDidNotStart) with nothing played, unless allow_absent, when
-    it forfeits its matches at once. A bot whose process ends mid-run is reported to
-    on_bot_exit once, and is a no-show at once in its remaining matches.
+    Every managed bot is started and must say Hello, and every remote bot must connect
+    within remote_wait_s (on_waiting hears who is still away), before the first match: one
+    that does not stops the run (BotsDidNotStart) with nothing played, unless allow_absent,
+    when it forfeits its matches at once. A bot whose Hello names games, not this one, stops
+    the run whatever allow_absent says. A managed bot whose process ends mid-run, or a
+    remote bot that disconnects, is reported to on_bot_exit once.
     """
-    run = Run(concurrency, log_dir, on_progress, clock, allow_absent, on_bot_exit)
+    run = Run(
+        concurrency,
+        log_dir,
+        on_progress,
+        clock,
+        allow_absent,
+        on_bot_exit,
+        remote_wait_s,
+        on_waiting,
+    )
     if arena is not None:
         return await _run(store, tournament_id, arena, run)
     own = Arena(
@@ -145,6 +164,8 @@ class Run:
     clock: ClockSettings | None
     allow_absent: bool
     on_bot_exit: BotExitCallback | None
+    remote_wait_s: float = REMOTE_WAIT_S
+    on_waiting: Callable[[list[str]], None] | None = None
 
 
 async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
@@ -207,6 +228,17 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
             run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
 
     arena.exit_listeners.append(exited)
+    away_names = {str(b.id): b.name for b in entrants if not b.command and b.id is not None}
+    dropped_once: set[str] = set()
+
+    def dropped(identity: BotIdentity) -> None:
+        name = away_names.get(identity.bot_id)
+        if name is None or identity.bot_id in dropped_once or run.on_bot_exit is None:
+            return
+        dropped_once.add(identity.bot_id)
+        run.on_bot_exit(name, "its remote connection ended (until it reconnects)", None)
+
+    arena.running.hub.detach_listeners.append(dropped)
     remote = [str(b.id) for b in entrants if not b.command and b.id is not None]
     arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
     reason = TOURNAMENT_STOPPED
@@ -220,7 +252,12 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         preflight = await start_managed(arena, placed, settings.no_show_s, logs)
         spawned = preflight.started
         failed = [*refused, *preflight.failures]
-        if failed and (not run.allow_absent or any(f.server_fault for f in failed)):
+        away = [(b.name, str(b.id)) for b in entrants if not b.command and b.id is not None]
+        failed += await await_remote(arena, away, run.remote_wait_s, run.on_waiting)
+        seated = [(b.name, str(b.id)) for b in entrants if b.id is not None]
+        failed += wrong_game(arena, seated, tournament.game)
+        stop = any(f.server_fault or f.refused for f in failed)
+        if failed and (not run.allow_absent or stop):
             raise BotsDidNotStart(tournament_id, failed)
         for failure in failed:
             arena.running.hub.mark_gone(failure.bot_id, failure.reason)
@@ -234,6 +271,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         follower.cancel()
         arena.exit_listeners.remove(exited)
         if arena.running is not None:
+            arena.running.hub.detach_listeners.remove(dropped)
             arena.running.hub.timeout_listeners.remove(storms.note)
         for task in tasks:
             task.cancel()
@@ -309,7 +347,6 @@ async def play_until_not_voided(
             options=tournament.options,
             clock=clock,
             match_id=str(match.id),
-            place=f"schedule:{match.schedule_index}",
         )
         if code:
             record.code = [code.get(b) for b in match.seats]

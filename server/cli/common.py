@@ -130,8 +130,16 @@ AllowAbsentOption = Annotated[
     bool,
     typer.Option(
         "--allow-absent",
-        help="Play on when a managed bot cannot start: it forfeits its matches "
-        "(default: stop before the first match).",
+        help="Play on when a managed bot cannot start or a remote bot has not connected: "
+        "it forfeits its matches (default: stop before the first match).",
+    ),
+]
+WaitOption = Annotated[
+    float,
+    typer.Option(
+        "--wait-s",
+        min=0.0,
+        help="Seconds to wait for every remote bot to connect before the first match.",
     ),
 ]
 

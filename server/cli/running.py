@@ -21,6 +21,7 @@ from rich.progress import (
 
 from server.cli.common import check_clock, console, errors, require_sandbox
 from server.load import concurrency_warning, fitting_concurrency
+from server.records import REMOTE_WAIT_S
 from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.models import TournamentStatus
@@ -168,6 +169,7 @@ def run_with_progress(
     clock: str = "cpu",
     allow_absent: bool = False,
     transport: str = "local",
+    wait_s: float = REMOTE_WAIT_S,
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
@@ -191,9 +193,19 @@ def run_with_progress(
         console.print(
             f"remote bots {', '.join(remote)}: start them with --server {host}:{port} "
             + ("--tls-ca CA " if tls else "")
-            + "and their tokens (no-show after 10 s)",
+            + f"and their tokens; the run waits up to {wait_s:g} s for them before the "
+            "first match",
             highlight=False,
         )
+
+    def waiting(names: list[str]) -> None:
+        where = f"{host}:{port}"
+        console.print(
+            f"waiting up to {wait_s:g} s for remote bot(s) {', '.join(names)} to connect "
+            f"to {where}",
+            highlight=False,
+        )
+
     figures = RunFigures(tournament_id, status.finished, status.scheduled, concurrency)
     reporter: Reporter = BarReporter(figures) if console.is_terminal else LineReporter(figures)
     stopped_by: list[str] = []
@@ -220,6 +232,8 @@ def run_with_progress(
             allow_absent=allow_absent,
             on_bot_exit=bot_stopped,
             transport=transport,
+            remote_wait_s=wait_s,
+            on_waiting=waiting,
         )
 
     try:

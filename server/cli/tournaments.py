@@ -23,6 +23,7 @@ from server.cli.common import (
     TlsClientCaOption,
     TlsKeyOption,
     TransportOption,
+    WaitOption,
     check_clock,
     check_listen,
     check_sandbox_kind,
@@ -40,6 +41,7 @@ from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
 from server.cli.until_confident import play_until_confident
 from server.house import resolve_names
+from server.records import REMOTE_WAIT_S
 from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
 
 tournament_app = command_group("Run and inspect tournaments.")
@@ -99,6 +101,7 @@ def tournament_run(
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
+    wait_s: WaitOption = REMOTE_WAIT_S,
     transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
@@ -140,7 +143,17 @@ def tournament_run(
 
         def play() -> None:
             run_with_progress(
-                store, tid, concurrency, port, host, tls, policy, clock, allow_absent, transport
+                store,
+                tid,
+                concurrency,
+                port,
+                host,
+                tls,
+                policy,
+                clock,
+                allow_absent,
+                transport,
+                wait_s,
             )
 
         if goal is None:
@@ -184,6 +197,7 @@ def tournament_resume(
     bot_pids: BotPidsOption = 64,
     clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
+    wait_s: WaitOption = REMOTE_WAIT_S,
     transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
@@ -209,6 +223,7 @@ def tournament_resume(
                 clock,
                 allow_absent,
                 transport,
+                wait_s,
             )
 
         if store.goal(tournament_id) is None:

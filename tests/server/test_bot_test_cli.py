@@ -113,7 +113,9 @@ def test_an_illegal_answer_is_shown_with_the_request_that_caused_it(
     assert answered not in legal and found[4] == shown
     block = out.splitlines()[out.splitlines().index(header) + 1 :][:4]
     assert block[0] == f"  request {sent.request_id}, seat {sent.seat}:"
-    view = json_format.MessageToDict(sent, preserving_proto_field_name=True)["knaves"]
+    view = json_format.MessageToDict(
+        sent, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )["knaves"]
     assert block[1].startswith("  view: ")
     assert json.loads(block[1].removeprefix("  view: ")) == view
     assert block[2] == f"  legal: {', '.join(legal)}"
@@ -131,7 +133,10 @@ def test_json_gives_the_fault_with_the_whole_request_as_sent(db: str, tmp_path: 
     assert report["passed"] is False and report["fault_kinds"] == {"illegal_action": 1}
     (fault,) = report["faults"]
     sent = pb.DecisionRequest.FromString(bytes.fromhex(log.read_text()))
-    assert fault["request"] == json_format.MessageToDict(sent, preserving_proto_field_name=True)
+    assert fault["request"] == json_format.MessageToDict(
+        sent, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    assert "seat" in fault["request"]  # seat 0 too: zeros are shown
     assert fault["legal"] == [a.id for a in sent.legal_actions]
     assert fault["fallback"] in fault["legal"]
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from server.house import HouseBot, HouseNameError, house_bot, parse_house, resolve_names
-from server.referee import bot_random_seed
+from server.protocol import bot_random_seed
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def request(match_id: str, seat: int, actions: list[str]) -> Any:
         match_id=match_id,
         seat=seat,
         legal_actions=[Action(id=a) for a in actions],
-        random_seed=bot_random_seed(99, match_id, seat),  # as the referee sets it
+        random_seed=bot_random_seed(99, [match_id], seat),  # as a referee would
     )
 
 
