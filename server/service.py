@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NamedTuple
@@ -80,7 +81,11 @@ def check_hello(
             f"this server speaks {protocol.PROTOCOL_VERSION}",
         )
     identity = authenticate(hello.token)
-    return UNKNOWN_TOKEN if identity is None else identity
+    if identity is None:
+        return UNKNOWN_TOKEN
+    if isinstance(identity, Refusal):
+        return identity
+    return dataclasses.replace(identity, games=tuple(hello.games))
 
 
 def route(hub: BotHub, session: BotSession, msg: pb.BotMessage | Malformed) -> bool:
