@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
@@ -12,6 +12,10 @@ from server.arena import Arena
 from server.bots import ManagedBot
 from server.sandbox import SandboxError
 from tournaments.errors import TournamentError
+
+SANDBOX_RETRIES = 2  # more starts of a bot whose start the sandbox itself failed
+RETRY_PAUSE_S = 0.5  # times the attempt number, before a retry
+SANDBOX_TOOLS = ("bwrap: ", "setpriv: ")  # how the sandbox's own failures read on stderr
 
 
 @dataclass(frozen=True)
@@ -51,9 +55,11 @@ class StartFailure:
 
 
 class BotsDidNotStart(TournamentError):
-    """Managed bots failed the preflight: nothing was played or rated."""
+    """Bots failed the preflight: nothing of this run was played or rated."""
 
-    def __init__(self, tournament_id: int, failures: Sequence[StartFailure]) -> None:
+    def __init__(
+        self, tournament_id: int, failures: Sequence[StartFailure], played_before: int = 0
+    ) -> None:
         self.failures = tuple(failures)
         server = any(f.server_fault for f in failures)
         advice = (
@@ -63,8 +69,15 @@ class BotsDidNotStart(TournamentError):
             if any(f.refused for f in failures)
             else "fix the bot(s) and resume, or play on with their forfeits using --allow-absent"
         )
+        what = (
+            f"tournament {tournament_id} did not start: nothing was played or rated"
+            if not played_before
+            else f"tournament {tournament_id} stopped before this run's first match: "
+            f"{played_before} match(es) played and rated before it stand, nothing more was played"
+        )
         super().__init__(
-            f"tournament {tournament_id} did not start: nothing was played or rated\n"
+            what
+            + "\n"
             + "\n".join(f.message() for f in failures)
             + f"\n{advice}: cardshark tournament resume {tournament_id}"
         )
@@ -91,9 +104,26 @@ async def start_managed(
     loop = asyncio.get_running_loop()
     began = loop.time()
     started: list[ManagedBot] = []
-    failures: list[StartFailure] = []
-    waiting: list[tuple[BotToStart, ManagedBot]] = []
-    for bot in bots:
+    outcomes = await asyncio.gather(
+        *(_start_one(arena, bot, connect_timeout, log_dir, started) for bot in bots)
+    )
+    failures = [f for f in outcomes if f is not None]
+    return Preflight(started, failures, loop.time() - began)
+
+
+async def _start_one(
+    arena: Arena,
+    bot: BotToStart,
+    timeout: float,
+    log_dir: Path | None,
+    started: list[ManagedBot],
+) -> StartFailure | None:
+    """Start one bot and wait for its Hello; a start the sandbox itself failed is tried again
+    (SANDBOX_RETRIES times), since that is the machine's passing trouble, not the bot's."""
+    failure: StartFailure | None = None
+    for attempt in range(1 + SANDBOX_RETRIES):
+        if attempt:
+            await asyncio.sleep(RETRY_PAUSE_S * attempt)
         token = arena.register(bot.name, bot_id=bot.bot_id)
         try:
             process = await arena.spawn(
@@ -101,19 +131,23 @@ async def start_managed(
             )
         except (FileNotFoundError, PermissionError) as exc:
             # Unsandboxed, the bot's own program is exec'd here: a missing file is its fault.
-            failures.append(StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}"))
-            continue
+            return StartFailure(bot.name, bot.bot_id, f"could not be started: {exc}")
         except (SandboxError, OSError, ValueError) as exc:
             reason = f"could not be started by the server: {exc}"
-            failures.append(StartFailure(bot.name, bot.bot_id, reason, server_fault=True))
-            continue
+            return StartFailure(bot.name, bot.bot_id, reason, server_fault=True)
         started.append(process)
-        waiting.append((bot, process))
-    outcomes = await asyncio.gather(
-        *(_hello_or_failure(arena, bot, process, connect_timeout) for bot, process in waiting)
-    )
-    failures.extend(f for f in outcomes if f is not None)
-    return Preflight(started, failures, loop.time() - began)
+        failure = await _hello_or_failure(arena, bot, process, timeout)
+        if failure is None or not sandbox_failed(failure.stderr):
+            return failure
+    assert failure is not None
+    tries = 1 + SANDBOX_RETRIES
+    return replace(failure, reason=f"{failure.reason} ({tries} tries; the sandbox failed)")
+
+
+def sandbox_failed(stderr: Sequence[str]) -> bool:
+    """Whether a bot's stderr ends with the sandbox's own error: the bot never ran."""
+    # A bot could print this itself; it gains only the retries: its failure stays its own.
+    return bool(stderr) and stderr[-1].startswith(SANDBOX_TOOLS)
 
 
 async def _hello_or_failure(

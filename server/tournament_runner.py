@@ -258,7 +258,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         failed += wrong_game(arena, seated, tournament.game)
         stop = any(f.server_fault or f.refused for f in failed)
         if failed and (not run.allow_absent or stop):
-            raise BotsDidNotStart(tournament_id, failed)
+            raise BotsDidNotStart(tournament_id, failed, already)
         for failure in failed:
             arena.running.hub.mark_gone(failure.bot_id, failure.reason)
             if run.on_bot_exit is not None:
