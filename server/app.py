@@ -14,6 +14,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cardshark.v1 import admin_pb2, referee_pb2
+from server.connections import ConnectionGuard, HelloDeadline
 from server.hub import BotHub
 from server.limits import SERVER_OPTIONS
 from server.service import SERVICE_NAME, Authenticator, RefereeService
@@ -32,6 +33,7 @@ class RunningServer:
     address: str
     unix_address: str | None = None  # "unix:/path" when a Unix socket was bound
     tls: bool = False
+    guard: ConnectionGuard | None = None  # the connections that have not said Hello
 
     async def stop(self, grace: float = 1.0) -> None:
         """Graceful shutdown: open streams get `grace` seconds."""
@@ -52,8 +54,9 @@ async def start_server(
 ) -> RunningServer:
     """Bind host:port (0 = a free port; TLS with `tls`) and `unix_socket`, then serve."""
     hub = BotHub()
-    server = grpc.aio.server(options=SERVER_OPTIONS)
-    server.add_generic_rpc_handlers((RefereeService(hub, authenticate, VERSION).handler(),))
+    referee = RefereeService(hub, authenticate, VERSION)
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=(HelloDeadline(referee.guard),))
+    server.add_generic_rpc_handlers((referee.handler(),))
     for add in services:
         add(server)
     health_servicer = health.aio.HealthServicer()
@@ -86,4 +89,6 @@ async def start_server(
     await server.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    return RunningServer(server, bound, hub, f"{host}:{bound}", unix_address, tls is not None)
+    return RunningServer(
+        server, bound, hub, f"{host}:{bound}", unix_address, tls is not None, referee.guard
+    )

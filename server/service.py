@@ -13,10 +13,13 @@ from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from server import protocol
+from server.connections import Connection, ConnectionGuard, Refused
 from server.hub import BotHub, BotIdentity, BotSession, Outgoing
 
 log = logging.getLogger(__name__)
-HELLO_TIMEOUT_S = 10.0  # a stream without a Hello by then is closed
+# A stream without a Hello by then is closed, and so is every call of a TCP connection none of
+# whose streams has said one by then after its first call (server/connections.py).
+HELLO_TIMEOUT_S = 10.0
 MAX_UNAUTHENTICATED = 64  # streams waiting for their Hello at once; more are refused
 # Unparseable messages one stream may send; past it the stream is closed (a flood of garbage,
 # or a bot printing its debug output to the local transport, must not fill the match record).
@@ -129,6 +132,7 @@ class RefereeService:
             MAX_UNAUTHENTICATED if max_unauthenticated is None else max_unauthenticated
         )
         self.unauthenticated = 0  # streams open now that have not completed their Hello
+        self.guard = ConnectionGuard(self.hello_timeout_s)  # start_server gives it other calls
 
     def handler(self) -> grpc.GenericRpcHandler:
         """A generic handler with the lenient deserializer."""
@@ -143,34 +147,51 @@ class RefereeService:
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[Outgoing]:
         """One bot's stream: Hello, Welcome, then requests out and decisions in."""
-        if self.unauthenticated >= self.max_unauthenticated:
-            await context.abort(
-                grpc.StatusCode.RESOURCE_EXHAUSTED,
-                "too many connections are waiting to say Hello; try again shortly",
-            )
-        self.unauthenticated += 1
         try:
-            identity = await self._hello(requests, context)
-        finally:
-            self.unauthenticated -= 1
-        session = BotSession(identity)
-        if not self.hub.attach(session, context.peer()):
-            await context.abort(*SECOND_STREAM)
-        reader = asyncio.create_task(self._read(requests, session))
+            conn = self.guard.enter(context.peer())
+        except Refused as refused:
+            await context.abort(refused.code, refused.message)
+            raise AssertionError("abort returned") from refused  # abort always raises
         try:
-            yield protocol.welcome(identity.name, self.server_version)
-            while (msg := await session.outbox.get()) is not None:
-                yield msg
+            if self.unauthenticated >= self.max_unauthenticated:
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    "too many connections are waiting to say Hello; try again shortly",
+                )
+            self.unauthenticated += 1
+            try:
+                identity = await self._hello(requests, context, conn)
+            finally:
+                self.unauthenticated -= 1
+            session = BotSession(identity)
+            if not self.hub.attach(session, context.peer()):
+                await context.abort(*SECOND_STREAM)
+            self.guard.authenticate(conn)
+            reader = asyncio.create_task(self._read(requests, session))
+            try:
+                yield protocol.welcome(identity.name, self.server_version)
+                while (msg := await session.outbox.get()) is not None:
+                    yield msg
+            finally:
+                reader.cancel()
+                session.closed = True
+                self.hub.detach(session)
         finally:
-            reader.cancel()
-            session.closed = True
-            self.hub.detach(session)
+            self.guard.leave(conn)
 
     async def _hello(
-        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+        self,
+        requests: AsyncIterator[Any],
+        context: grpc.aio.ServicerContext[Any, Any],
+        conn: Connection,
     ) -> BotIdentity:
+        now = asyncio.get_running_loop().time()
+        deadline = now + self.hello_timeout_s
+        if conn.deadline is not None:  # the connection's first call started the clock
+            deadline = min(deadline, conn.deadline)
         try:
-            first = await asyncio.wait_for(anext(requests), self.hello_timeout_s)
+            async with asyncio.timeout_at(deadline):
+                first = await anext(requests)
         except (TimeoutError, StopAsyncIteration):
             await context.abort(
                 grpc.StatusCode.DEADLINE_EXCEEDED,
