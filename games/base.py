@@ -6,6 +6,7 @@ import copy
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -239,8 +240,22 @@ class Game(ABC, Generic[S]):
         return MatchResult(scores, competition_ranks(scores))
 
     def public_label(self, state: S, action_id: str) -> str:
-        """How an action by the seat to act may be shown to everyone (e.g. on a replay page);
-        games whose action ids name a card that stays secret forever override it."""
+        """How an action by the seat to act may be shown to everyone once it is made (spectators,
+        transcripts, other seats' replays): nothing some seat cannot tell from its own view
+        just after it. Games override it where an action id names a secret card, or a choice
+        that is collected and published later (then the publishing action tells it)."""
+        return action_id
+
+    def sealed_cards(self, state: S) -> set[str]:
+        """Cards of the hand in play whose faces the rules never publish, not even in its record."""
+        return set()
+
+    def sealed_view(self, state: S, seat: int, sealed: AbstractSet[str]) -> View:
+        """The seat's view with the faces of the sealed cards masked (the full-table replay's)."""
+        return self.view(state, seat)
+
+    def sealed_action(self, action_id: str, sealed: AbstractSet[str]) -> str:
+        """An action id with the faces of the sealed cards masked (the full-table replay's)."""
         return action_id
 
     def hands_finished(self, state: S) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ NUM = {c: int(c[0]) for c in DECK}
 ORDER = {c: i for i, c in enumerate(DECK)}
 TRUMP_CODE = {n: f"T{n}" for n in NUMBERS}
 TRUMP_LED = "T"
+SEALED = "?"  # in place of the suit of a face nobody may see (the full-table replay)
 PASS_COUNT = 3
 CHART = {4: (0, 5, 10, 15, 5), 5: (0, 5, 10, 5)}
 HAND_SIZE = {4: 14, 5: 11}
@@ -67,6 +69,11 @@ SPEC = GameSpec(
 
 def _sorted(cards: list[str]) -> list[str]:
     return sorted(cards, key=ORDER.__getitem__)
+
+
+def _sealed(card: str, sealed: AbstractSet[str]) -> str:
+    """The card as the public may see it: a sealed face shows only its number (`2?`)."""
+    return f"{NUM[card]}{SEALED}" if card in sealed else card
 
 
 @dataclass
@@ -405,13 +412,44 @@ class KansasCity(Game[KansasCityState]):
 
     @override
     def public_label(self, state: KansasCityState, action_id: str) -> str:
-        # Passed and upgraded faces stay secret forever (KC3): show numbers only.
+        # Passed and upgraded faces stay secret for ever (KC3). Passes are collected and
+        # published together (0.5): until the last one, another seat's view still counts a
+        # passed card in its passer's hand, so a pass shows nothing; the last one shows what
+        # is then published (each seat's passed numbers, sorted: not which pass was which).
         kind, _, card = action_id.partition(":")
         if kind == "upgrade" and card in NUM:
             return f"upgrade:{NUM[card]}"
         if kind == "pass" and card in NUM:
-            return f"pass:{NUM[card]}" if state.options["numbers_public"] else "pass"
+            n, seat = state.seats, state.pass_seat
+            last_seat = (seat + 1) % n == (state.dealer + 1) % n
+            if not (last_seat and len(state.passed[seat]) == PASS_COUNT - 1):
+                return "pass"
+            if not state.options["numbers_public"]:
+                return "pass"
+            passes = [state.passed[p] + ([card] if p == seat else []) for p in range(n)]
+            numbers = [",".join(str(k) for k in sorted(NUM[c] for c in cards)) for cards in passes]
+            return "pass; shows " + " ".join(f"{p}>{(p + 1) % n}:{numbers[p]}" for p in range(n))
         return action_id
+
+    @override
+    def sealed_cards(self, state: KansasCityState) -> set[str]:
+        return set(state.upgraded_at)
+
+    @override
+    def sealed_view(self, state: KansasCityState, seat: int, sealed: AbstractSet[str]) -> View:
+        view = self.view(state, seat)
+        if not sealed:
+            return view
+        for key in ("hand", "trumps", "passed", "received"):
+            view[key] = [_sealed(c, sealed) for c in view[key]]
+        # A masked card keeps no place among the suits of its hand.
+        view["hand"].sort(key=lambda c: ORDER.get(c, len(DECK) + int(c[0])))
+        return view
+
+    @override
+    def sealed_action(self, action_id: str, sealed: AbstractSet[str]) -> str:
+        kind, _, card = action_id.partition(":")
+        return f"{kind}:{_sealed(card, sealed)}" if card in sealed else action_id
 
     @override
     def hand_records(self, state: KansasCityState) -> list[HandRecord]:

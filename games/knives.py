@@ -557,9 +557,13 @@ class Knives(Game[KnivesState]):
 
     @override
     def public_label(self, state: KnivesState, action_id: str) -> str:
-        # Banked cards are the banker's secret; a reveal is public only once the dealer is done.
+        # Banked cards are the banker's secret; reveals are published together, by `done`.
         kind, _, _ = action_id.partition(":")
-        return kind if kind in ("bank", "reveal") else action_id
+        if kind in ("bank", "reveal"):
+            return kind
+        if kind == "done" and state.revealed:
+            return "done; shows " + "+".join(state.revealed)
+        return action_id
 
     @override
     def hand_records(self, state: KnivesState) -> list[HandRecord]:

@@ -452,12 +452,25 @@ class NinjaWhist(Game[NinjaWhistState]):
 
     @override
     def public_label(self, state: NinjaWhistState, action_id: str) -> str:
-        # A card that will be boosted stays face down until its tokens are attached.
-        kind, _, card = action_id.partition(":")
-        if kind == "play" and card in FACE:
-            match = MATCH[card[1]]
+        # A card that may be boosted and the tokens attached to it stay private until the
+        # play is published (W8): by `done`, or by the last attachable token, whose label
+        # then shows the play.
+        kind, _, rest = action_id.partition(":")
+        if kind == "play" and rest in FACE:
+            match = MATCH[rest[1]]
             if any(match[t] for t in state.score_areas[state.actor]):
                 return kind
+        if state.phase == PHASE_ATTACH and kind in ("attach", "done"):
+            tokens = list(state.pending_tokens)
+            if kind == "attach":
+                tokens.append(rest)
+                match = MATCH[state.pending_card[1]]
+                left = list(state.score_areas[state.actor])
+                if rest in left:
+                    left.remove(rest)
+                if any(match[t] for t in left):
+                    return kind
+            return f"{kind}; shows " + "+".join([state.pending_card, *tokens])
         return action_id
 
     @override

@@ -5,14 +5,16 @@ view has in common and `own[s]` the rest of seat s's view, so a renderer rebuild
 as `{...shared, ...own[s]}`. With a focus seat only that seat's view is built, other seats'
 actions carry their public labels and their legal actions and faults are left out: the JSON
 holds exactly what the seat was sent (its views, the hand records published at hand ends, the
-faults charged to it), so the page cannot show a card the seat could not know.
+faults charged to it), so the page cannot show a card the seat could not know. The full table
+shows every seat's cards but those whose faces the rules never publish (`Game.sealed_cards`:
+Kansas City's upgraded cards), masked from their hand's deal on.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from games.base import View
+from games.base import Game, View
 from games.registry import get_game
 from server.transcript import seat_names
 from tournaments.store import MatchDetail
@@ -53,14 +55,20 @@ def replay_json(
     faults = _fault_positions(
         [f for f in record.get("faults", []) if focus in (None, f.get("seat"))], len(actions)
     )
+    sealed: dict[int, set[str]] = {}
+    if focus is None:
+        sealed = _sealed_by_hand(game, match.seed, seats, tournament.options, actions)
     state = game.new_match(match.seed, seats, tournament.options)
-    shown = range(seats) if focus is None else [focus]
     steps: list[dict[str, Any]] = []
     move: dict[str, Any] | None = None
     hand_ended: dict[str, Any] | None = None
     for n in range(len(actions) + 1):
         actor = game.to_act(state)
-        shared, own = _split([game.view(state, s) for s in shown])
+        hand = sealed.get(game.hands_finished(state), set())
+        if focus is None:
+            shared, own = _split([game.sealed_view(state, s, hand) for s in range(seats)])
+        else:
+            shared, own = _split([game.view(state, focus)])
         step: dict[str, Any] = {
             "n": n,
             "to_act": actor,
@@ -78,11 +86,17 @@ def replay_json(
         if n == len(actions) or actor is None:
             break
         action = actions[n]
-        mine = focus is None or focus == actor
+        if focus is None:
+            shown_action = game.sealed_action(action, hand)
+            legal = [game.sealed_action(a.id, hand) for a in game.legal_actions(state)]
+        elif focus == actor:
+            shown_action, legal = action, [a.id for a in game.legal_actions(state)]
+        else:
+            shown_action, legal = game.public_label(state, action), None
         move = {
             "seat": actor,
-            "action": action if mine else game.public_label(state, action),
-            "legal": [a.id for a in game.legal_actions(state)] if mine else None,
+            "action": shown_action,
+            "legal": legal,
             "ms": move_ms[n] if n < len(move_ms) else None,
         }
         before = game.hands_finished(state)
@@ -114,6 +128,21 @@ def replay_json(
         ],
         "steps": steps,
     }
+
+
+def _sealed_by_hand(
+    game: Game[Any], seed: int, seats: int, options: dict[str, Any], actions: list[str]
+) -> dict[int, set[str]]:
+    """Per hand, every card the rules keep sealed at any time in it: the full-table replay
+    masks them from the hand's deal on (a face shown before it is sealed would give it away)."""
+    state = game.new_match(seed, seats, options)
+    sealed: dict[int, set[str]] = {}
+    for action in [*actions, None]:
+        sealed.setdefault(game.hands_finished(state), set()).update(game.sealed_cards(state))
+        if action is None or game.to_act(state) is None:
+            break
+        game.apply(state, action)
+    return sealed
 
 
 def _at(values: object, index: int) -> Any:

@@ -620,6 +620,8 @@ def test_actions_have_stable_ids_and_typed_fields() -> None:
 
 
 def test_kc3_public_labels_never_show_a_passed_or_upgraded_face() -> None:
+    """A pass shows nothing until the last one, which shows the passes as they are published
+    (each seat's numbers, sorted); an upgrade shows only its number."""
     state = GAME.new_match(3)
     rng = random.Random(3)
     labels = []
@@ -627,10 +629,37 @@ def test_kc3_public_labels_never_show_a_passed_or_upgraded_face() -> None:
         action = rng.choice(GAME.legal_actions(state))
         labels.append((action.id, GAME.public_label(state, action.id)))
         GAME.apply(state, action)
-    for action_id, label in labels:
+        if labels[-1][1].startswith("pass; "):
+            published = GAME.view(state, 0)["passes"]
+            assert labels[-1][1] == "pass; shows " + " ".join(
+                f"{p['seat']}>{p['to_seat']}:" + ",".join(map(str, p["numbers"])) for p in published
+            )
+    for i, (action_id, label) in enumerate(labels):
         kind, _, card = action_id.partition(":")
-        if kind in ("pass", "upgrade"):
-            assert label == f"{kind}:{card[0]}", (action_id, label)
+        if kind == "pass":
+            last = labels[i + 1][0].startswith("play:")
+            assert label.startswith("pass; shows ") if last else label == "pass", (action_id, label)
+        elif kind == "upgrade":
+            assert label == f"upgrade:{card[0]}", (action_id, label)
         else:
             assert label == action_id
+    assert sum(label.startswith("pass; shows ") for _, label in labels) == 3  # one per hand
     assert any(a.startswith("upgrade:") for a, _ in labels)
+
+
+def test_kc3_the_full_table_replay_masks_upgraded_faces_from_the_deal_on() -> None:
+    state = GAME.new_match(3)
+    rng = random.Random(3)
+    while not GAME.sealed_cards(state):
+        GAME.apply(state, rng.choice(GAME.legal_actions(state)))
+    sealed = GAME.sealed_cards(state)
+    (card,) = sealed
+    seat = next(p for p in range(4) if card in state.trumps[p])
+    view = GAME.sealed_view(state, seat, sealed)
+    assert card not in view["trumps"] and f"{card[0]}?" in view["trumps"]
+    assert GAME.sealed_action(f"upgrade:{card}", sealed) == f"upgrade:{card[0]}?"
+    assert GAME.sealed_action("play:T3", sealed) == "play:T3"
+    before = GAME.new_match(3)
+    dealt = next(p for p in range(4) if card in before.hands[p])
+    hand = GAME.sealed_view(before, dealt, sealed)["hand"]
+    assert card not in hand and hand[-1] == f"{card[0]}?"  # not in its suit's place

@@ -333,8 +333,10 @@ def test_k8_bank_reveal_option_dealer_sees_bank_and_reveals_one_by_one() -> None
     act(state, "leaster")
     assert GAME.view(state, 4)["bank"] == ["3K", "2K"] and GAME.view(state, 0)["bank"] == []
     assert legal(state) == ["reveal:3K", "reveal:2K", "done"]
+    assert GAME.public_label(state, "reveal:2K") == "reveal"
     act(state, "reveal:2K")
     assert legal(state) == ["reveal:3K", "done"]
+    assert GAME.public_label(state, "done") == "done; shows 2K"  # published together
     assert GAME.view(state, 4)["revealed"] == ["2K"] and GAME.view(state, 0)["revealed"] == []
     assert "2K" in GAME.hidden_cards(state, 0)
     act(state, "done")

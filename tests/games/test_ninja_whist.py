@@ -479,6 +479,21 @@ def test_w8_w13_the_play_and_its_tokens_stay_private_until_done() -> None:
     assert GAME.view(st, 1)["trick"][0] == {"seat": 0, "card": "5S", "tokens": ["ab"], "boost": 1}
 
 
+def test_w8_labels_show_the_play_and_its_tokens_only_when_published() -> None:
+    st = table([["5S", "2R"], ["6S", "3R"], ["7S", "4R"]], areas=[["a", "ab", "aab"], [], []])
+    assert GAME.public_label(st, "play:5S") == "play"
+    GAME.apply(st, "play:5S")
+    assert GAME.public_label(st, "attach:ab") == "attach"
+    assert GAME.public_label(st, "done") == "done; shows 5S"
+    GAME.apply(st, "attach:ab")
+    assert GAME.public_label(st, "done") == "done; shows 5S+ab"
+    GAME.apply(st, "attach:a")
+    # the last attachable token publishes the play
+    assert GAME.public_label(st, "attach:aab") == "attach; shows 5S+ab+a+aab"
+    GAME.apply(st, "attach:aab")
+    assert GAME.public_label(st, "play:6S") == "play:6S"
+
+
 def test_w8_nw9_spent_tokens_return_to_the_stock_before_the_award() -> None:
     # The stock is empty; the spent token goes back first, so the winner draws it.
     st = table([["5S", "2R"], ["6S", "3R"], ["7S", "4R"]], areas=[["a", "b"], ["c"], []], stock=[])

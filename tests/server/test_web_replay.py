@@ -83,6 +83,20 @@ def state_at(store: Store, match_id: int, n: int) -> Any:
     return game.replay(m.seed, len(m.seats), t.options, actions[:n])
 
 
+def sealed_at(store: Store, match_id: int, n: int) -> set[str]:
+    """The cards the full table masks at step n: those sealed at any time in its hand."""
+    game, _, actions = replay_of(store, match_id)
+    state = state_at(store, match_id, n)
+    hand = game.hands_finished(state)
+    sealed = game.sealed_cards(state)
+    for action in actions[n:]:
+        game.apply(state, action)
+        if game.hands_finished(state) != hand:
+            break
+        sealed |= game.sealed_cards(state)
+    return sealed
+
+
 def first_hand_end(store: Store, match_id: int) -> int:
     """The step right after the action that finished the first hand."""
     game, detail, actions = replay_of(store, match_id)
@@ -144,8 +158,9 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
         state = state_at(store, match_id, n)
         scores = page.locator("#seats td.score")
         expect(scores).to_have_text([str(s) for s in game.scores(state)])
+        sealed = sealed_at(store, match_id, n)  # Kansas City's upgraded faces, masked
         for seat in range(len(detail.match.seats)):
-            view = game.view(state, seat)
+            view = game.sealed_view(state, seat, sealed)
             row = f"#seats tr[data-seat='{seat}']"
             assert codes(page, f"{row} .hand-cards [data-card]") == list(view["hand"]), (n, seat)
         trick = trick_of(name, game.view(state, 0))
@@ -156,7 +171,8 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
         to_act = game.to_act(state)
         expect(page.locator("#seats tr.to-act")).to_have_count(0 if to_act is None else 1)
         if n:
-            expect(page.locator("#action")).to_have_text(actions[n - 1])
+            shown = game.sealed_action(actions[n - 1], sealed_at(store, match_id, n - 1))
+            expect(page.locator("#action")).to_have_text(shown)
     go_to(page, ended, len(actions))
     record = game.hand_records(state_at(store, match_id, ended))[0]
     expect(page.locator("#last-hand")).to_contain_text("hand 1 ended")

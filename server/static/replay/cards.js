@@ -54,7 +54,8 @@ const Cards = (() => {
     ),
   };
 
-  /** One card: `code` drawn from `d` (Kansas City codes are number then suit; "T3" a trump). */
+  /** One card: `code` drawn from `d` (Kansas City codes are number then suit; "T3" a trump,
+   * "3?" a card whose face is never shown). */
   function card(d, code) {
     const special = d.specials[code];
     if (special) {
@@ -64,6 +65,10 @@ const Cards = (() => {
     if (d === decks.kansas && code[0] === "T") {
       return el("span", { class: "card trump", "data-card": code, title: `trump ${code[1]}` },
         code.slice(1), "▲");
+    }
+    if (d === decks.kansas && code[1] === "?") {  // an upgraded card: its face is never shown
+      const title = `${code[0]}, face hidden`;
+      return el("span", { class: "card back", "data-card": code, title }, code[0]);
     }
     const [rank, suit] = [code[0], code.slice(1)];
     const [glyph, colour, name] = d.suits[suit] || ["?", "", suit];
