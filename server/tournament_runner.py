@@ -26,7 +26,7 @@ from server.sandbox import NO_SANDBOX, SandboxPolicy
 from server.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.errors import TournamentError
-from tournaments.models import Bot, Match, Tournament
+from tournaments.models import Bot, Match, Tournament, TournamentStatus
 from tournaments.ratings import SeatOutcome
 from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store
 
@@ -253,11 +253,21 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         spawned = preflight.started
         failed = [*refused, *preflight.failures]
         away = [(b.name, str(b.id)) for b in entrants if not b.command and b.id is not None]
+        # Waiting for its remote bots is part of running it (the Admin service shows it so).
+        was_pending = tournament.status == TournamentStatus.PENDING.value
+        if was_pending and away:
+            await asyncio.to_thread(
+                store.set_tournament_status, tournament_id, TournamentStatus.RUNNING
+            )
         failed += await await_remote(arena, away, run.remote_wait_s, run.on_waiting)
         seated = [(b.name, str(b.id)) for b in entrants if b.id is not None]
         failed += wrong_game(arena, seated, tournament.game)
         stop = any(f.server_fault or f.refused for f in failed)
         if failed and (not run.allow_absent or stop):
+            if was_pending:  # nothing of it ran: it waits as it did before
+                await asyncio.to_thread(
+                    store.set_tournament_status, tournament_id, TournamentStatus.PENDING
+                )
             raise BotsDidNotStart(tournament_id, failed, already)
         for failure in failed:
             arena.running.hub.mark_gone(failure.bot_id, failure.reason)
