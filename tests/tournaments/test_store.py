@@ -23,7 +23,7 @@ from tournaments.errors import (
     UnknownBotError,
     UnknownMatchError,
 )
-from tournaments.models import Bot, BotRating, Match, RatingHistory, SeatResult
+from tournaments.models import Bot, BotRating, Match, RatingHistory, SeatResult, TournamentStatus
 from tournaments.ratings import (
     Rating,
     SeatOutcome,
@@ -536,3 +536,38 @@ def test_ranks_stored_follow_placements(store: Store) -> None:
     outcomes = [SeatOutcome(50, forfeited=True), SeatOutcome(1), SeatOutcome(1)]
     store.record_result(m.id, outcomes)
     assert [s.rank for s in store.seat_results(m.id)] == list(placements(outcomes)) == [3, 1, 1]
+
+
+def test_bots_tied_on_the_conservative_rating_rank_together_by_mu_then_name(store: Store) -> None:
+    ids = add_bots(store, 4)  # bot-0 .. bot-3
+    # mu - 3 sigma: 24 for three of them (exactly, in binary), 23 for the last.
+    numbers = {ids[0]: (27.0, 1.0), ids[1]: (30.0, 2.0), ids[2]: (27.0, 1.0), ids[3]: (29.0, 2.0)}
+    with Session(store.engine) as session:
+        for bot_id, (mu, sigma) in numbers.items():
+            session.add(BotRating(bot_id=bot_id, game=GAME, mu=mu, sigma=sigma, matches=6))
+        session.commit()
+    rows = store.rankings(GAME)
+    assert [(r.rank, r.bot, r.conservative) for r in rows] == [
+        (1, "bot-1", 24.0),  # the higher mu first among equals
+        (1, "bot-0", 24.0),  # then by name
+        (1, "bot-2", 24.0),
+        (4, "bot-3", 23.0),  # the next rank counts the tied ones
+    ]
+
+
+def test_a_cancelled_tournament_stays_cancelled_when_its_last_running_match_finishes(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=9)
+    assert t.id is not None
+    *first, last = store.pending_matches(t.id)
+    for m in first:
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(2), SeatOutcome(1), SeatOutcome(0)])
+    assert last.id is not None
+    store.start_match(last.id)
+    store.set_tournament_status(t.id, TournamentStatus.CANCELLED)
+    store.record_result(last.id, [SeatOutcome(2), SeatOutcome(1), SeatOutcome(0)])
+    assert store.get_tournament(t.id).status == TournamentStatus.CANCELLED.value
+    assert store.tournament_status(t.id).finished == 6  # the result itself is kept
