@@ -5,6 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -242,6 +243,7 @@ bool BotClient::serve_once() {
     std::cerr << "cardshark: stream ended (" << code << " " << status.error_message() << ")"
               << std::endl;
   }
+  ended_ = status.ok() ? "the stream ended" : status.error_message();
   return welcomed;
 }
 
@@ -262,13 +264,17 @@ void BotClient::run() {
     }
     if (said_goodbye_) return;
     auto now = Clock::now();
-    if (!lost) {
+    if (!lost) {  // one line an outage, not one an attempt
       lost = true;
       lost_at = now;
+      std::cerr << retry_line(options_.server, unreachable_reason(ended_),
+                              options_.reconnect_ms / 1000.0)
+                << std::endl;
     }
     auto gone = std::chrono::duration_cast<std::chrono::milliseconds>(now - lost_at).count();
     if (gone > options_.reconnect_ms) {
       if (debug()) std::cerr << "cardshark: server gone for " << gone << " ms; stopping\n";
+      gave_up_ = true;
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
@@ -286,6 +292,42 @@ std::string goodbye_line(const std::string& reason) {
 
 std::string lost_line(const std::string& why) {
   return "cardshark: " + why + " without a Goodbye; stopping";
+}
+
+namespace {
+
+std::string seconds_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+std::string retry_line(const std::string& server, const std::string& why, double seconds) {
+  return "cardshark: cannot reach " + server + " (" + why + "); retrying for up to " +
+         seconds_text(seconds) + " s";
+}
+
+std::string gave_up_line(const std::string& server, double seconds) {
+  return "cardshark: cannot reach " + server + " for " + seconds_text(seconds) + " s; stopping";
+}
+
+std::string unreachable_reason(const std::string& details) {
+  const std::string text = lowercase(details);
+  for (const char* known : {"connection refused", "connection reset", "socket closed"}) {
+    if (text.find(known) != std::string::npos) return known;
+  }
+  std::string said;
+  std::istringstream words(details);
+  for (std::string word; words >> word;) said += (said.empty() ? "" : " ") + word;
+  return said.empty() ? "no reason given" : said;
 }
 
 int run_bot(Decide decide, int argc, char** argv, const std::string& name,
@@ -324,6 +366,10 @@ int run_bot(Decide decide, int argc, char** argv, const std::string& name,
   if (client.said_goodbye()) std::cerr << goodbye_line(client.goodbye().reason()) << std::endl;
   if (!client.lost().empty()) {
     std::cerr << lost_line(client.lost()) << std::endl;
+    return 1;
+  }
+  if (client.gave_up()) {
+    std::cerr << gave_up_line(options.server, options.reconnect_ms / 1000.0) << std::endl;
     return 1;
   }
   return 0;

@@ -51,6 +51,25 @@ function goodbyeLine(reason) {
   return `cardshark: ${said || 'the server said goodbye'}; nothing more to play`;
 }
 
+/** The one line a kit prints when it cannot reach the server and starts retrying. */
+function retryLine(server, why, seconds) {
+  return `cardshark: cannot reach ${server} (${why}); retrying for up to ${seconds} s`;
+}
+
+/** The one line a kit prints when it stops retrying. */
+function gaveUpLine(server, seconds) {
+  return `cardshark: cannot reach ${server} for ${seconds} s; stopping`;
+}
+
+/** gRPC's account of a failed connection, short: 'connection refused' rather than its
+ * 'No connection established. Last error: connect ECONNREFUSED ...'. */
+function unreachableReason(details) {
+  const text = String(details || '');
+  if (/ECONNREFUSED|connection refused/i.test(text)) return 'connection refused';
+  if (/ECONNRESET|connection reset/i.test(text)) return 'connection reset';
+  return text.split(/\s+/).filter(Boolean).join(' ') || 'no reason given';
+}
+
 /** The server refused the bot (bad token or protocol version); retrying will not help. */
 class BotRefused extends Error {
   constructor(message) {
@@ -193,11 +212,13 @@ class BotClient {
     this.onEvent = options.onEvent || null;
     this.reconnectMs = options.reconnectMs ?? 30000;
     this.log = options.log || (process.env.CARDSHARK_DEBUG ? (m) => console.error(m) : () => {});
+    this.say = options.say || ((line) => console.error(line)); // the retry line: stderr
     this.protocol = loadProtocol(options.protoDir);
     this.credentials = channelCredentials(options);
     this.welcome = null;
     this.goodbye = null; // set when the server said it: run() resolves
     this.lost = null; // why the local connection ended without a Goodbye: run() resolves
+    this.gaveUp = false; // the server was out of reach for reconnectMs: run() resolved
     this.call = null;
     this.socket = null; // the local transport's connection, while it is open
     this.stopped = false;
@@ -236,9 +257,15 @@ class BotClient {
         }
         this.log(`cardshark: stream ended (${served.reason}); reconnecting`);
         const now = Date.now();
-        lostAt = lostAt ?? now;
+        if (lostAt === null) {
+          // one line an outage, not one an attempt
+          lostAt = now;
+          const why = unreachableReason(served.reason);
+          this.say(retryLine(this.server, why, this.reconnectMs / 1000));
+        }
         if (now - lostAt > this.reconnectMs) {
           this.log(`cardshark: server gone for ${Math.round((now - lostAt) / 1000)} s; stopping`);
+          this.gaveUp = true;
           break;
         }
         await sleep(backoffMs(attempt++));
@@ -465,6 +492,9 @@ async function run(decide, options = {}) {
   } else if (client.lost) {
     console.error(lostLine(client.lost));
     process.exitCode = 1;
+  } else if (client.gaveUp) {
+    console.error(gaveUpLine(config.server, client.reconnectMs / 1000));
+    process.exitCode = 1;
   }
 }
 
@@ -477,6 +507,7 @@ module.exports = {
   MAX_FRAME_BYTES,
   channelCredentials,
   encodeFrame,
+  gaveUpLine,
   goodbyeLine,
   lostLine,
   parseFd,
@@ -484,5 +515,7 @@ module.exports = {
   loadProtocol,
   parseArgs,
   protoFiles,
+  retryLine,
   run,
+  unreachableReason,
 };

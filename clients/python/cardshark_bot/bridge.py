@@ -50,6 +50,7 @@ from cardshark_bot.client import (
     Pem,
     add_tls_arguments,
     channel_credentials,
+    gave_up_line,
     goodbye_line,
     tls_error,
 )
@@ -281,6 +282,9 @@ async def bridge(
             return 1
         if client.lost:  # fd:N ended without a Goodbye: there is no reconnecting
             _say(f"{client.lost} without a Goodbye; stopping")
+            return 1
+        if client.gave_up:
+            print(gave_up_line(server, reconnect_s), file=sys.stderr, flush=True)
             return 1
         return 0
     finally:

@@ -50,6 +50,29 @@ def lost_line(why: str) -> str:
     return f"cardshark: {why} without a Goodbye; stopping"
 
 
+def retry_line(server: str, why: str, seconds: float) -> str:
+    """The one line a kit prints when it cannot reach the server and starts retrying."""
+    return f"cardshark: cannot reach {server} ({why}); retrying for up to {seconds:g} s"
+
+
+def gave_up_line(server: str, seconds: float) -> str:
+    """The one line a kit prints when it stops retrying."""
+    return f"cardshark: cannot reach {server} for {seconds:g} s; stopping"
+
+
+def unreachable_reason(details: str) -> str:
+    """gRPC's account of a failed connection, short: 'connection refused' rather than its
+    'failed to connect to all addresses; last error: ... Connection refused'."""
+    for known in ("Connection refused", "Connection reset", "Socket closed"):
+        if known.lower() in details.lower():
+            return known.lower()
+    return " ".join(details.split()) or "no reason given"
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 def goodbye_line(reason: str) -> str:
     """The one line a kit prints when the server says Goodbye."""
     said = " ".join(reason.split()) or "the server said goodbye"
@@ -111,6 +134,7 @@ class BotClient:
         tls_ca: Pem | None = None,
         tls_cert: Pem | None = None,
         tls_key: Pem | None = None,
+        say: Callable[[str], None] = _stderr_line,
     ) -> None:
         self.decide = decide
         self.local_fd = parse_fd(server)  # fd:N: the local transport
@@ -124,6 +148,8 @@ class BotClient:
         self.welcome: pb.Welcome | None = None
         self.goodbye: pb.Goodbye | None = None  # set when the server said it: run() returns
         self.lost = ""  # over fd:N, why the connection ended without a Goodbye (run() returns)
+        self.gave_up = False  # the server was out of reach for reconnect_s: run() returned
+        self.say = say  # where the retry line goes (stderr)
         self._emit: Emit | None = None  # how the current stream sends, while there is one
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -137,7 +163,9 @@ class BotClient:
         lost_at: float | None = None
         delay = 0.05
         while True:
+            why = "the stream ended"
             try:
+                welcomed = self.welcome
                 await self._serve_once()
                 if self.goodbye is not None:
                     return
@@ -151,10 +179,16 @@ class BotClient:
                 if self.credentials is not None and _tls_failure(err):
                     raise TlsFailed(f"TLS handshake failed: {err.details()}") from None
                 log.info("stream lost: %s", err.code())
+                why = unreachable_reason(err.details() or err.code().name)
+                if self.welcome is not welcomed:  # it got in before the stream was lost
+                    lost_at, delay = None, 0.05
             now = time.monotonic()
-            lost_at = lost_at or now
+            if lost_at is None:  # one line an outage, not one an attempt
+                lost_at = now
+                self.say(retry_line(self.server, why, self.reconnect_s))
             if now - lost_at > self.reconnect_s:
                 log.info("server gone for %.0f s; stopping", now - lost_at)
+                self.gave_up = True
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -386,6 +420,9 @@ def run(
         print(goodbye_line(client.goodbye.reason), file=sys.stderr, flush=True)
     elif client.lost:  # the local transport's end without a Goodbye: no reconnecting
         print(lost_line(client.lost), file=sys.stderr, flush=True)
+        raise SystemExit(1)
+    elif client.gave_up:
+        print(gave_up_line(args.server, client.reconnect_s), file=sys.stderr, flush=True)
         raise SystemExit(1)
 
 

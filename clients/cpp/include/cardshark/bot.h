@@ -100,6 +100,9 @@ class BotClient {
   // Why the local connection ended without a Goodbye; empty otherwise.
   const std::string& lost() const { return lost_; }
 
+  // True when run() returned because the server was out of reach for reconnect_ms.
+  bool gave_up() const { return gave_up_; }
+
  private:
   bool serve_once();        // true once the stream was welcomed
   void serve_local(int fd);  // the whole run over the local transport
@@ -116,6 +119,8 @@ class BotClient {
   v1::Goodbye goodbye_;
   bool said_goodbye_ = false;
   std::string lost_;
+  std::string ended_;  // why the last stream ended (gRPC's status message)
+  bool gave_up_ = false;
 };
 
 // The one line a kit prints when the server says Goodbye.
@@ -124,9 +129,19 @@ std::string goodbye_line(const std::string& reason);
 // The one line a kit prints when its local connection ends without a Goodbye.
 std::string lost_line(const std::string& why);
 
+// The one line a kit prints when it cannot reach the server and starts retrying.
+std::string retry_line(const std::string& server, const std::string& why, double seconds);
+
+// The one line a kit prints when it stops retrying.
+std::string gave_up_line(const std::string& server, double seconds);
+
+// gRPC's account of a failed connection, short: "connection refused" rather than its
+// "failed to connect to all addresses; last error: ... Connection refused".
+std::string unreachable_reason(const std::string& details);
+
 // main() in one call: options from argv and the environment, run, and an exit code
-// (0 after a Goodbye or when the server went away, 1 when the local connection ended without
-// a Goodbye, 2 when refused or misconfigured).
+// (0 after a Goodbye, 1 when the local connection ended without a Goodbye or the server
+// stayed out of reach for reconnect_ms, 2 when refused or misconfigured).
 int run_bot(Decide decide, int argc, char** argv, const std::string& name = "",
             EventHandler on_event = nullptr);
 
