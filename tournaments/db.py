@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,17 +23,26 @@ POSTGRES_CONNECT_TIMEOUT_S = 10
 
 _SCHEMA_LOCK_KEY = 0x63617264  # "card"
 
+# A text that starts like a URL ("postgresql:/db", "sqlite:x.db") is a mistyped URL, not a path.
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:(?!//)")
+URL_FORMS = "give a SQLite file's path (./cardshark.db) or a URL (postgresql://USER@HOST/DB)"
+
 # Execution option read by the "begin" listener: the SQLite BEGIN mode of a transaction.
 SQLITE_BEGIN = "cardshark_sqlite_begin"
 
 
 def parse_url(url: str | URL | None) -> URL:
-    """The URL as a SQLAlchemy URL (DEFAULT_URL when None), or DatabaseUrlError."""
+    """The URL as a SQLAlchemy URL (DEFAULT_URL when None), or DatabaseUrlError; a text
+    without a scheme (./x.db, /tmp/x.db) is the path of a SQLite file."""
     text = DEFAULT_URL if url is None else url
+    if isinstance(text, str) and text and "://" not in text:
+        if SCHEME.match(text):
+            raise DatabaseUrlError(text, f"a URL's scheme ends in '://'; {URL_FORMS}")
+        return URL.create("sqlite", database=text)
     try:
         parsed = make_url(text)
     except (ArgumentError, ValueError) as exc:
-        raise DatabaseUrlError(str(text), str(exc)) from exc
+        raise DatabaseUrlError(str(text), f"{exc}; {URL_FORMS}") from exc
     if parsed.drivername == "postgresql":
         # SQLAlchemy's default PostgreSQL driver is psycopg2; ours is psycopg (3).
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -78,7 +88,7 @@ def make_engine(
             raise DatabaseUrlError(shown, reason) from exc
         raise DatabaseUrlError(shown, str(exc)) from exc
     except (ArgumentError, NoSuchModuleError) as exc:
-        raise DatabaseUrlError(shown, str(exc)) from exc
+        raise DatabaseUrlError(shown, f"{exc}; {URL_FORMS}") from exc
     if sqlite:
         # WAL, synchronous=NORMAL, busy timeout, foreign keys; BEGIN (IMMEDIATE for writers).
         _install_sqlite_listeners(engine, wal=not memory)

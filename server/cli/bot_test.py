@@ -21,14 +21,17 @@ from server.arena import Arena
 from server.bots import ManagedBot
 from server.cli.common import (
     EXAMPLES,
+    REMOTE_PORT,
     DbOption,
     JsonOption,
     SandboxOption,
     TransportOption,
+    check_listen,
     check_transport,
     clear_errors,
     errors,
     fail,
+    log_directory,
     open_store,
     require_sandbox,
     sandbox_policy,
@@ -43,7 +46,6 @@ from server.sandbox import SandboxPolicy
 from server.service import Authenticator, Refusal
 from server.tournament_runner import database_authenticator, identity_for
 
-REMOTE_PORT = 50051  # the kits' default server address: a remote bot finds it unconfigured
 REMOTE_WAIT_S = 300.0
 TAIL_LINES = 10
 
@@ -72,6 +74,11 @@ class Plan:
     def clock(self) -> ClockSettings:
         """The clock of every match."""
         return ClockSettings(move_ms=self.move_ms)
+
+    @property
+    def stderr_log(self) -> Path | None:
+        """Where a managed tested bot's stderr goes (a remote bot's is its own)."""
+        return None if self.command is None else self.log_dir / f"{self.name}.stderr.log"
 
     def seat_of(self, match: int) -> int:
         """The tested bot's seat in a match (each seat in turn)."""
@@ -384,6 +391,13 @@ def bot_test(
             workdir=workdir,
         )
 
+        if remote:
+            check_listen(
+                host, plan.port, purpose=f"{plan.name} to dial", then=" and start the bot "
+                "with --server HOST:PORT",
+            )  # fmt: skip
+        log_directory(log_dir)
+
         def say(line: str) -> None:
             print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
 
@@ -414,6 +428,7 @@ def bot_test(
             "seed": plan.seed,
             "move_ms": plan.move_ms,
             **result,
+            "stderr_log": None if plan.stderr_log is None else str(plan.stderr_log),
             "matches": [
                 {
                     "match": i + 1,
@@ -430,10 +445,12 @@ def bot_test(
         }
         print(json.dumps(report, indent=2))
     else:
-        if outcome.ended and plan.command is not None:
-            say(f"{plan.name}'s stderr ({plan.log_dir / plan.name}.stderr.log), last lines:")
+        if outcome.ended and plan.stderr_log is not None:
+            say(f"{plan.name}'s stderr ({plan.stderr_log}), last lines:")
             for line in outcome.stderr or ["(nothing)"]:
                 say(f"  {line}")
+        elif not result["passed"] and plan.stderr_log is not None:
+            say(f"{plan.name}'s stderr: {plan.stderr_log}")
         say(result["verdict"])
     raise typer.Exit(0 if result["passed"] else 1)
 

@@ -1,12 +1,15 @@
-"""`cardshark bot ...`: register, list and remove bots."""
+"""`cardshark bot ...`: register, list, change and remove bots."""
 
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from server.bot_archive import (
@@ -18,14 +21,19 @@ from server.bot_archive import (
     pack_directory,
 )
 from server.cli.common import (
+    EXAMPLES,
+    REMOTE_PORT,
     DbOption,
     JsonOption,
     command_group,
     console,
+    database_name,
     fail,
     open_store,
 )
 from tournaments.models import BotArchive
+
+CLIENTS = EXAMPLES.parents[1]
 
 bot_app = command_group("Register, inspect and test bots.")
 
@@ -56,20 +64,100 @@ def bot_add(
         archive = BotArchive(digest=packed.digest, data=packed.data, size=packed.size)
     with open_store(db, create=True) as store:
         bot, token = store.add_bot(name, command, archive)
+        where = database_name(store)
     if as_json:
-        shown = {"id": bot.id, "name": bot.name, "token": token}
+        shown = {"id": bot.id, "name": bot.name, "token": token, "database": where}
         print(json.dumps({**shown, "code_digest": bot.code_digest} if packed else shown))
         return
-    console.print(f"bot [bold]{bot.name}[/] registered (id {bot.id})")
-    if packed is not None:
-        console.print(
-            f"code: {directory} stored, {packed.files} files, {mib(packed.size)}, "
-            f"sha256 {packed.digest}",
-            highlight=False,
-            soft_wrap=True,
-        )
+    console.print(
+        f"bot [bold]{bot.name}[/] registered (id {bot.id}), stored in {escape(where)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if directory is not None and packed is not None:
+        say_code(directory, packed)
     console.print(f"token: {token}", highlight=False, soft_wrap=True)
     console.print("Keep it safe: it is stored only as a hash and cannot be shown again.")
+    if command is None:
+        address = f"127.0.0.1:{REMOTE_PORT}"
+        console.print(
+            f"connect it with any kit ({address}: where `cardshark serve` and `tournament run` "
+            "listen unless --port says otherwise); each line runs a kit's example bot, put "
+            "yours in its place (clients/README.md):",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        for kit, line in connect_commands(address, token).items():
+            console.print(f"  {kit}: {line}", highlight=False, soft_wrap=True, markup=False)
+
+
+def connect_commands(address: str, token: str) -> dict[str, str]:
+    """The command line that connects a remote bot with each kit's example bot."""
+    dial = ["--server", address, "--token", token]
+    python = sys.executable
+    return {
+        "Python": shlex.join([python, str(EXAMPLES / "random_bot.py"), *dial]),
+        "Node": shlex.join(["node", str(CLIENTS / "node" / "examples" / "random_bot.js"), *dial]),
+        "C++": shlex.join([str(CLIENTS / "cpp" / "build" / "random_bot"), *dial]),
+        "stdio bridge": shlex.join(
+            [python, "-m", "cardshark_bot.bridge", *dial, "--"]
+            + ["perl", str(CLIENTS / "perl" / "random_bot.pl")]
+        ),
+    }
+
+
+def say_code(directory: Path, packed: PackedDirectory) -> None:
+    """One line for a directory stored as a bot's code."""
+    console.print(
+        f"code: {directory} stored, {packed.files} files, {mib(packed.size)}, "
+        f"sha256 {packed.digest}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@bot_app.command("update")
+def bot_update(
+    name: str,
+    command: Annotated[
+        str | None, typer.Option(help="The new command that starts the bot (managed).")
+    ] = None,
+    directory: Annotated[
+        Path | None,
+        typer.Option(
+            "--dir", help="Store this directory as the bot's code; its command runs in it."
+        ),
+    ] = None,
+    max_mib: Annotated[
+        int, typer.Option("--max-mib", min=1, help="Largest --dir archive accepted, in MiB.")
+    ] = DEFAULT_CAP_BYTES >> 20,
+    db: DbOption = None,
+) -> None:
+    """Change a bot's command or stored code; its token, ratings and history stay."""
+    if command is None and directory is None:
+        fail("give --command, --dir or both: what to change")
+    if command is not None and not command.strip():
+        fail("--command is empty: give the command that starts the bot")
+    with open_store(db) as store:
+        bot = store.get_bot(name)
+        packed = None
+        if directory is not None:
+            packed = packed_dir(directory, command or bot.command, max_mib << 20)
+        archive = None
+        if packed is not None:
+            archive = BotArchive(digest=packed.digest, data=packed.data, size=packed.size)
+        bot = store.update_bot(name, command, archive)
+        where = database_name(store)
+    console.print(
+        f"bot [bold]{bot.name}[/] updated (id {bot.id}), stored in {escape(where)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if command is not None:
+        console.print(f"command: {command}", highlight=False, soft_wrap=True, markup=False)
+    if directory is not None and packed is not None:
+        say_code(directory, packed)
 
 
 def packed_dir(directory: Path, command: str | None, cap: int) -> PackedDirectory:

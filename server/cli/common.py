@@ -51,7 +51,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "example
 DbOption = Annotated[
     str | None,
     typer.Option(
-        "--db", envvar="CARDSHARK_DB", help="SQLAlchemy URL (default sqlite:///./cardshark.db)."
+        "--db",
+        envvar="CARDSHARK_DB",
+        help="A SQLite file's path, or a database URL (postgresql://...); default ./cardshark.db.",
     ),
 ]
 
@@ -112,9 +114,17 @@ def optional_port(value: int | None) -> int | None:
     return None if value is None else port_number(value)
 
 
+REMOTE_PORT = 50051  # the kits' default server port: a remote bot finds it unconfigured
+REMOTE_HINT = " and start them with --server HOST:PORT"  # after a port in use's remedy
+
+
 PortOption = Annotated[
     int,
-    typer.Option("--port", callback=port_number, help="Port remote bots dial (0: any free port)."),
+    typer.Option(
+        "--port",
+        callback=port_number,
+        help=f"Port remote bots dial (default {REMOTE_PORT}, the kits' default; 0 is the same).",
+    ),
 ]
 
 
@@ -285,7 +295,9 @@ def open_store(db: str | None, create: bool = False) -> Iterator[Store]:
     """The database, with its errors as one line; only commands that store things (create)
     make a new one, so a mistyped path is an error rather than an empty database."""
     with clear_errors():
-        if not create:
+        if create:
+            require_database_folder(db)
+        else:
             require_existing_database(db)
         try:
             store = Store(db)
@@ -316,8 +328,17 @@ def schema_refusal(exc: SchemaVersionError, db: str | None) -> str:
     return f"`{name}` cannot run: {exc}; use a cardshark that knows revision {exc.found}"
 
 
-def check_listen(host: str, port: int, what: str = "--host", port_flag: str = "--port") -> None:
-    """Refuse, before anything is stored, an address this machine cannot listen on."""
+def check_listen(
+    host: str,
+    port: int,
+    what: str = "--host",
+    port_flag: str = "--port",
+    purpose: str = "bots",
+    zero: str | None = "any free port",
+    then: str = "",
+) -> None:
+    """Refuse, before anything is stored, an address this machine cannot listen on; a port in
+    use names the port, the option that changes it and what its 0 means (zero; None: no 0)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
@@ -331,14 +352,67 @@ def check_listen(host: str, port: int, what: str = "--host", port_flag: str = "-
             probe.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
+                other = f" (0: {zero})" if zero else ""
                 fail(
-                    f"cannot listen on {host}:{port}: the port is in use; choose another "
-                    f"with {port_flag} (0: any free port)"
+                    f"cannot listen on {host}:{port} for {purpose}: port {port} is in use "
+                    "(another program, or another cardshark serve, tournament or bot test); "
+                    f"choose another with {port_flag} PORT{other}{then}"
                 )
             fail(
                 f"cannot listen on {what} {host!r}: {exc.strerror}; give an address of this "
                 "machine, e.g. 127.0.0.1 or 0.0.0.0"
             )
+
+
+def remote_port(host: str, port: int) -> int:
+    """The port remote bots dial (port, or REMOTE_PORT for 0), refused in one line if taken."""
+    chosen = port or REMOTE_PORT
+    check_listen(host, chosen, purpose="remote bots", zero=None, then=REMOTE_HINT)
+    return chosen
+
+
+def sqlite_path(db: str | None) -> Path | None:
+    """The SQLite file a --db names (None for another database or one in memory)."""
+    url = parse_url(db)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database or "").expanduser()
+
+
+def require_database_folder(db: str | None) -> None:
+    """Refuse a SQLite file whose folder does not exist: no command makes folders unasked."""
+    path = sqlite_path(db)
+    if path is not None and not path.parent.is_dir():
+        fail(
+            f"no folder {path.parent} for the database {path}; create it first "
+            f"(mkdir -p {path.parent}) or give --db another file"
+        )
+
+
+def database_name(store: Store) -> str:
+    """The database as a person names it: a SQLite file's path as given, else its URL."""
+    url = store.engine.url
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return str(url.database)
+    return store.url
+
+
+def log_directory(path: Path, option: str | None = "--log-dir") -> Path:
+    """The directory of the bots' stderr logs: made if missing, saying so in one line."""
+    if path.is_dir():
+        return path
+    other = f" (or name another with {option})" if option else ""
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        fail(f"cannot create the log directory {path}: {exc.strerror or exc}{other}")
+    errors.print(
+        f"created directory {path} for the bots' stderr logs{other}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return path
 
 
 def require_existing_database(db: str | None) -> None:

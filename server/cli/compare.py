@@ -36,6 +36,7 @@ from server.cli.common import (
     clear_errors,
     errors,
     fail,
+    log_directory,
     open_store,
     require_sandbox,
     sandbox_policy,
@@ -49,6 +50,7 @@ from server.records import ClockSettings, MatchRecord
 from server.sandbox import SandboxPolicy
 from tournaments.schedule import SEED_LIMIT
 from tournaments.sequential import (
+    MIN_SETS,
     UNDECIDED,
     Interval,
     SprtResult,
@@ -185,12 +187,19 @@ def entrants(store: Store, config: Config) -> list[tuple[Entrant, str | None]]:
     return out
 
 
-def progress_line(step: SprtStep, matches: int) -> str:
-    """One line after a set: sets, the estimate with its interval, the LLR in its bounds."""
+def progress_line(step: SprtStep, matches: int, min_sets: int = MIN_SETS) -> str:
+    """One line after a set: sets, the estimate with its interval, the LLR in its bounds (or,
+    before min_sets, where a verdict will fall: the test decides nothing yet)."""
+    if step.sets < min_sets:
+        where = (
+            f"; no verdict before {min_sets} sets (then one at {step.lower:.2f} or "
+            f"{step.upper:.2f})"
+        )
+    else:
+        where = f" in ({step.lower:.2f}, {step.upper:.2f})"
     return (
         f"set {step.sets} ({matches} matches): NEW-BASE {step.estimate.mean:+.2f} points a "
-        f"match, 95% {interval_text(step.estimate)}; "
-        f"LLR {step.llr:.2f} in ({step.lower:.2f}, {step.upper:.2f})"
+        f"match, 95% {interval_text(step.estimate)}; LLR {step.llr:.2f}{where}"
     )
 
 
@@ -314,7 +323,8 @@ async def play_sets(run: Run, say: Callable[[str], None]) -> str:
             )  # fmt: skip
             save_state(run.path, run.state)
             steps = list(sprt_steps(run.differences, run.settings))
-            say(progress_line(steps[-1], len(run.state["sets"]) * len(seatings)))
+            matches = len(run.state["sets"]) * len(seatings)
+            say(progress_line(steps[-1], matches, run.settings.min_sets))
             gone = [b for b in preflight.started if b.exited]
             if gone:
                 return stopped(gone)
@@ -452,6 +462,7 @@ def compare(
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
         require_sandbox(policy)
         players = [replace(p, workdir=stored_code(store, p.bot, d, policy)) for p, d in found]
+    log_directory(log_dir)
     state = load_state(path) if path.exists() else {"config": config.to_json(), "sets": []}
     run = Run(
         config,

@@ -19,7 +19,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from server.cli.common import check_clock, console, errors, require_sandbox
+from server.cli.common import (
+    check_clock,
+    console,
+    errors,
+    log_directory,
+    remote_port,
+    require_sandbox,
+)
 from server.load import concurrency_warning, fitting_concurrency
 from server.records import REMOTE_WAIT_S
 from server.sandbox import NO_SANDBOX, SandboxPolicy
@@ -187,9 +194,10 @@ def run_with_progress(
     entrants = store.tournament_entrants(tournament_id)
     if any(b.command for b in entrants):
         require_sandbox(sandbox)
+        log_directory(Path("logs"), option=None)  # run_tournament's default
     remote = [b.name for b in entrants if not b.command]
     if remote:
-        port = port or 50051  # remote bots need an address they can know in advance
+        port = remote_port(host, port)  # remote bots need an address they can know in advance
         console.print(
             f"remote bots {', '.join(remote)}: start them with --server {host}:{port} "
             + ("--tls-ca CA " if tls else "")

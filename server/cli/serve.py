@@ -30,6 +30,7 @@ from server.cli.common import (
     console,
     errors,
     fail,
+    log_directory,
     open_store,
     port_number,
     sandbox_policy,
@@ -75,7 +76,9 @@ def serve(
     check_clock(clock)
     check_listen(host, port)
     if web_port:
-        check_listen(host, web_port, port_flag="--web-port")
+        check_listen(
+            host, web_port, port_flag="--web-port", purpose="the web page", zero="no web page"
+        )
     check_sandbox_kind(sandbox)
     check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
@@ -137,6 +140,7 @@ def serve(
     stopped_by: list[str] = []
     with open_store(db, create=True) as store:
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        log_directory(log_dir)
         try:
             asyncio.run(main())
         except OSError as exc:
@@ -180,7 +184,10 @@ async def start_web(
         sock.listen(128)  # connections wait in the backlog until uvicorn accepts them
     except OSError as exc:
         sock.close()
-        raise OSError(f"cannot bind the web page to {host}:{port}: {exc.strerror}") from None
+        raise OSError(
+            f"cannot bind the web page to {host}:{port}: {exc.strerror}; choose another with "
+            "--web-port PORT, or --web-port 0 for no web page"
+        ) from None
     cert, key = tls_files or (None, None)
     # No lifespan: the app has no startup work, and a lifespan task cancelled at shutdown
     # prints a traceback.

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from server.cli.common import (
+    REMOTE_HINT,
     AllowAbsentOption,
     BotCpuOption,
     BotMemoryOption,
@@ -33,6 +34,7 @@ from server.cli.common import (
     fail,
     open_store,
     parse_options,
+    remote_port,
     require_sandbox,
     sandbox_policy,
     tls_options,
@@ -109,16 +111,18 @@ def tournament_run(
     names = [b.strip() for b in bots.split(",") if b.strip()]
     goal = confidence_goal(until_confident, max_rounds, rounds)
     check_clock(clock)
-    check_listen(host, port)
+    check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
     check_sandbox_kind(sandbox)
     check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
         names = resolve_names(store, names)  # house:GAME:noise=X: a stored house bot
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
-        managed = [b.name for b in store.list_bots() if b.command and b.name in names]
-        if managed and not create_only:
+        entered = [b for b in store.list_bots() if b.name in names]
+        if any(b.command for b in entered) and not create_only:
             require_sandbox(policy)  # before anything is stored
+        if any(not b.command for b in entered) and not create_only:
+            remote_port(host, port)  # taken: refused before anything is stored
         tournament = store.create_tournament(
             game,
             names,
@@ -203,7 +207,7 @@ def tournament_resume(
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show the rankings; one made
     with --until-confident goes on adding rounds as it would have."""
-    check_listen(host, port)
+    check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
     check_sandbox_kind(sandbox)
     check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)

@@ -33,6 +33,7 @@ def play_until_confident(
     goal = store.goal(tournament_id)
     if goal is None:
         raise ValueError(f"tournament {tournament_id} has no --until-confident goal")
+    say(threshold_line(goal))
     while True:
         play()  # handles its own Ctrl-C and SIGTERM
         try:
@@ -60,12 +61,26 @@ def _pairs(pairs: Sequence[Neighbours]) -> str:
     )
 
 
+def threshold_line(goal: ConfidenceGoal) -> str:
+    """The first line: the P(above next) that separates a pair at each look, and why."""
+    return (
+        f"a pair is separated at P(above next) ≥ {goal.threshold:.5f} (per look): "
+        f"1 - (1-{goal.confidence:g})/(2*{goal.max_rounds}), "
+        f"Bonferroni over both orders and up to {goal.max_rounds} looks (one a round)"
+    )
+
+
 def round_line(rounds: int, goal: ConfidenceGoal, left: Sequence[Neighbours]) -> str:
     """The line printed after each round: the pairs not yet separated."""
     head = f"round {rounds} of at most {goal.max_rounds}: "
     if not left:
         return head + f"every neighbour pair separated (P(above next) ≥ {goal.threshold:.5f})"
-    return head + f"{len(left)} unresolved (P(above next) < {goal.threshold:.5f}): " + _pairs(left)
+    return (
+        head
+        + f"{len(left)} unresolved (P(above next) < {goal.threshold:.5f}, the per-look "
+        + "threshold): "
+        + _pairs(left)
+    )
 
 
 def verdict_line(rounds: int, goal: ConfidenceGoal, left: Sequence[Neighbours]) -> str:

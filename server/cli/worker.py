@@ -27,6 +27,7 @@ from server.cli.common import (
     clear_errors,
     console,
     fail,
+    log_directory,
     open_store,
     optional_port,
     parse_options,
@@ -113,6 +114,7 @@ def worker(
         tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:  # the schema check, and a clear line for a bad URL
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        log_directory(log_dir)
         if bot_cache is not None:
             policy = replace(policy, code_cache=str(bot_cache.expanduser().resolve()))
         url = store.engine.url.render_as_string(hide_password=False)

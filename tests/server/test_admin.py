@@ -173,8 +173,9 @@ def test_serve_refuses_a_busy_port_in_one_line(served: str, tmp_path: Path) -> N
     )
     assert run.returncode == 2
     assert run.stderr == (
-        f"error: cannot listen on 127.0.0.1:{port}: the port is in use; "
-        "choose another with --port (0: any free port)\n"
+        f"error: cannot listen on 127.0.0.1:{port} for bots: port {port} is in use "
+        "(another program, or another cardshark serve, tournament or bot test); "
+        "choose another with --port PORT (0: any free port)\n"
     )
     assert not (tmp_path / "other.db").exists()  # refused before anything was stored
 

@@ -5,14 +5,16 @@ same sets and verdict as an uninterrupted one."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from server.cli.compare import set_difference, set_seats
+from server.cli.compare import progress_line, set_difference, set_seats
 from server.house import HouseBot
+from tournaments.sequential import SprtSettings, sprt_steps
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +64,7 @@ def test_the_rule_bot_is_better_than_its_noisy_copy(tmp_path: Path) -> None:
     assert lines[0].startswith("compare ") and "seed 1" in lines[0]
     progress = [line for line in lines if line.startswith("set ")]
     assert progress[0].startswith("set 1 (6 matches): NEW-BASE ")
-    assert "LLR" in progress[0] and "(-2.94, 2.94)" in progress[0]
+    assert progress[0].endswith("; no verdict before 5 sets (then one at -2.94 or 2.94)")
     assert lines[-1].startswith("better: house:knaves:noise=0 beats house:knaves:noise=0.5 by +")
     assert len(progress) < 120
     saved = json.loads(next((tmp_path / "logs" / "compare").glob("*.json")).read_text())
@@ -82,6 +84,24 @@ def test_the_rule_bot_is_better_than_its_noisy_copy(tmp_path: Path) -> None:
         if role == "base"
     )
     assert new_total > base_total
+
+
+def test_the_first_sets_say_no_verdict_before_5_sets_wherever_the_llr_is(tmp_path: Path) -> None:
+    # Before five sets no LLR decides anything; "LLR 10.36 in (-2.94, 2.94)" was false.
+    run = compare(
+        RULES, NOISY, "--game", "knaves", *RANDOM_FIELD, "--seed", "1", "--max-sets", "2",
+        "--sandbox", "none", tmp=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    progress = [line for line in run.stdout.splitlines() if line.startswith("set ")]
+    assert [line.split(" (")[0] for line in progress] == ["set 1", "set 2"]
+    for line in progress:
+        assert re.search(
+            r"; LLR -?\d+\.\d\d; no verdict before 5 sets \(then one at -2\.94 or 2\.94\)$", line
+        ), line
+    steps = list(sprt_steps([3.0, 2.5, 4.0, 3.5, 0.1, 0.2], SprtSettings(0.0, 0.5)))
+    fifth = progress_line(steps[4], 30)
+    assert "no verdict" not in fifth and fifth.endswith(f"in ({steps[4].lower:.2f}, 2.94)")
 
 
 def test_a_bot_against_itself_is_not_better(tmp_path: Path) -> None:

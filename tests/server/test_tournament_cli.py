@@ -301,8 +301,9 @@ def test_busy_referee_port_is_one_clear_line(tmp_path: Path) -> None:
         )
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
-        f"error: cannot listen on 127.0.0.1:{port}: the port is in use; "
-        "choose another with --port (0: any free port)"
+        f"error: cannot listen on 127.0.0.1:{port} for remote bots: port {port} is in use "
+        "(another program, or another cardshark serve, tournament or bot test); "
+        "choose another with --port PORT and start them with --server HOST:PORT"
     ]
     with Store(db) as store:
         assert store.list_tournaments() == []  # refused before anything was stored

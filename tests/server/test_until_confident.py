@@ -290,11 +290,33 @@ def test_the_loop_stops_as_soon_as_every_pair_is_separated(tmp_path: Path) -> No
     assert lowest[-1] >= needed and all(p < needed for p in lowest[:-1])
     assert 2 <= rounds < 30  # stopped early, and not before P could be computed
     assert plays == [24 * k for k in range(1, rounds + 1)]  # one round added per check
-    assert len(said) == rounds + 1
+    assert len(said) == rounds + 2  # the threshold, a line a round, the verdict
     assert (
         said[-2]
         == f"round {rounds} of at most 30: every neighbour pair separated (P(above next) ≥ 0.99833)"
     )
-    assert all("unresolved" in line for line in said[:-2])
+    assert all("unresolved" in line for line in said[1:-2])
     known = f"until-confident 0.9: order known after {rounds} round(s)"
     assert said[-1] == f"{known}: every neighbour pair separated"
+
+
+def test_the_first_line_names_the_per_look_threshold_and_why(tmp_path: Path) -> None:
+    # "P 0.9800 unresolved against 0.99583" read as a mistake without it: the threshold is
+    # per look, Bonferroni over both orders of a pair and every round's look.
+    said: list[str] = []
+    with Store(f"sqlite:///{tmp_path / 'cs.db'}") as store:
+        for name in ("a", "b", "c"):
+            store.add_bot(name)
+        t = store.create_tournament("knaves", ["a", "b", "c"], seed=3)
+        assert t.id is not None
+        store.set_goal(t.id, ConfidenceGoal(0.95))
+        tid = t.id
+        play_until_confident(
+            store, tid, lambda: scripted(store, tid, {"a": 30.0, "b": 15.0, "c": 0.0}, 1.0),
+            said.append,
+        )  # fmt: skip
+    assert said[0] == (
+        "a pair is separated at P(above next) ≥ 0.99875 (per look): 1 - (1-0.95)/(2*20), "
+        "Bonferroni over both orders and up to 20 looks (one a round)"
+    )
+    assert said[1].startswith("round 1 of at most 20: ")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
-from tournaments.db import DEFAULT_URL, make_engine
+from tournaments.db import DEFAULT_URL, make_engine, parse_url
 from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError
 from tournaments.store import Store
 
@@ -39,11 +40,19 @@ def test_default_url_creates_cardshark_db_in_the_working_directory(
 
 
 @pytest.mark.parametrize(
-    "url", ["not a url", "nosuchdialect://x/y", "postgresql+nosuchdriver://u@localhost/db"]
+    "url", ["postgresql:/db", "nosuchdialect://x/y", "postgresql+nosuchdriver://u@localhost/db"]
 )
 def test_bad_urls_raise_a_typed_error(url: str) -> None:
     with pytest.raises(DatabaseUrlError, match="bad database URL"):
         make_engine(url)
+
+
+def test_a_text_without_a_scheme_is_a_sqlite_file(tmp_path: Path) -> None:
+    assert parse_url("./x.db") == make_url("sqlite:///./x.db")
+    assert parse_url(str(tmp_path / "x.db")) == make_url(f"sqlite:///{tmp_path / 'x.db'}")
+    with Store(str(tmp_path / "plain.db")) as store:
+        store.add_bot("first")
+    assert (tmp_path / "plain.db").is_file()
 
 
 def test_an_unreachable_server_raises_a_typed_error_naming_it() -> None:

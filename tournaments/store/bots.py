@@ -1,4 +1,4 @@
-"""Stored bots: registration with a hashed token, listing, lookup and removal."""
+"""Stored bots: registration with a hashed token, listing, lookup, changes and removal."""
 
 from __future__ import annotations
 
@@ -65,6 +65,27 @@ class BotStore(StoreBase):
                 raise BotNameError(name, "is already taken") from exc
             raise
         return bot, token
+
+    def update_bot(
+        self, key: int | str, command: str | None = None, archive: BotArchive | None = None
+    ) -> Bot:
+        """Give a bot a new command and/or stored code (None: unchanged); its token, ratings
+        and history stay. Code no bot uses any more is dropped."""
+        with self._write() as session:
+            bot = self._bot(session, key, include_removed=False)
+            before = bot.code_digest
+            if command is not None:
+                bot.command = command
+            if archive is not None:
+                if session.get(BotArchive, archive.digest) is None:
+                    session.add(archive)
+                    session.flush()  # the archive row before the bot that names it
+                bot.code_digest = archive.digest
+            session.add(bot)
+            session.flush()
+            if before is not None and before != bot.code_digest:
+                self._drop_unused_archive(session, before)
+            return bot
 
     def list_bots(self, *, include_removed: bool = False) -> list[Bot]:
         """Registered bots by name (removed ones only when asked)."""
