@@ -6,10 +6,10 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
-from server.cli.match_list import match_table
+from server.cli.match_list import print_matches
+from server.cli.tables import Column, WideOption, print_table
 
 
 def bot_show(
@@ -20,6 +20,7 @@ def bot_show(
     ] = 10,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Show a bot (retired ones too): ratings per game, faults by kind, latest matches.
 
@@ -61,24 +62,36 @@ def bot_show(
         f"{profile.tournaments} tournament(s)",
         highlight=False,
     )
-    table = Table(title="Ratings")
-    for column in ("game", "μ", "σ", "μ−3σ", "matches", "mean score", "faults"):
-        table.add_column(column, justify="left" if column == "game" else "right")
-    for r in profile.ratings:
-        table.add_row(
-            r.game,
-            f"{r.mu:.2f}",
-            f"{r.sigma:.2f}",
-            f"{r.rating.conservative:.2f}",
-            str(r.matches),
-            f"{r.score_sum / r.matches:.2f}" if r.matches else "n/a",
-            str(r.faults),
-        )
-    console.print(table if profile.ratings else "no rated matches yet")
+    print_table(
+        "Ratings",
+        [
+            Column("game"),
+            Column("μ", 1, "right"),
+            Column("σ", 3, "right"),
+            Column("μ−3σ", justify="right"),
+            Column("matches", justify="right"),
+            Column("mean score", 2, "right"),
+            Column("faults", 2, "right"),
+        ],
+        [
+            [
+                r.game,
+                f"{r.mu:.2f}",
+                f"{r.sigma:.2f}",
+                f"{r.rating.conservative:.2f}",
+                str(r.matches),
+                f"{r.score_sum / r.matches:.2f}" if r.matches else "n/a",
+                str(r.faults),
+            ]
+            for r in profile.ratings
+        ],
+        empty="no rated matches yet",
+        wide=wide,
+    )
     if profile.faults:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(profile.faults.items()))
         console.print(f"faults by kind: {kinds}", highlight=False)
     else:
         console.print("faults by kind: none")
     if profile.recent:
-        console.print(match_table(profile.recent, f"Latest {len(profile.recent)} matches"))
+        print_matches(profile.recent, f"Latest {len(profile.recent)} matches", "", wide)

@@ -36,9 +36,12 @@ T = TypeVar("T")
 
 def _console(stderr: bool = False) -> Console:
     # Redirected to a file or a pipe, output is read by programs and wide viewers: a table is
-    # never cut (or wrapped) at an assumed 80 columns.
+    # never cut (or wrapped) at an assumed 80 columns. COLUMNS alone is a width asked for
+    # (COLUMNS=100 cardshark ... | less); with LINES it is only inherited: GNU readline, which
+    # Python REPLs and pytest load, exports both to every child process.
     probe = Console(stderr=stderr)
-    return probe if probe.is_terminal else Console(stderr=stderr, width=1000)
+    asked = os.environ.get("COLUMNS", "").isdigit() and "LINES" not in os.environ
+    return probe if probe.is_terminal or asked else Console(stderr=stderr, width=1000)
 
 
 console = _console()

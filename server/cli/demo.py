@@ -18,8 +18,8 @@ from server.cli.common import (
     open_store,
     sandbox_policy,
 )
-from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
+from server.cli.tournament_show import show_ending
 from server.sandbox import (
     unavailable_reason,
 )
@@ -45,7 +45,8 @@ def demo(
     transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
-    """A round robin of the example bots (rules vs random) on the embedded SQLite default."""
+    """A round robin of the example bots (rules vs random) on the embedded SQLite default;
+    ends with its standings and the next two commands to try."""
     check_transport(transport)
     if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
         sandbox = "bwrap" if unavailable_reason() is None else "none"
@@ -64,4 +65,4 @@ def demo(
             f"(database {store.url})"
         )
         run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy, transport=transport)
-        show_rankings(store, spec.name)
+        show_ending(store, tournament.id, db, serve=True)

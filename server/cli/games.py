@@ -5,13 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich.table import Table
-
 from games.registry import all_games
-from server.cli.common import (
-    JsonOption,
-    console,
-)
+from server.cli.common import JsonOption
+from server.cli.tables import Column, print_table
 
 
 def games_command(as_json: JsonOption = False) -> None:
@@ -40,11 +36,16 @@ def games_command(as_json: JsonOption = False) -> None:
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title="Games")
-    for column in ("game", "seats", "options (default)"):
-        table.add_column(column)
-    for row in rows:
-        opts = ", ".join(f"{o['name']}={o['default']}" for o in row["options"]) or "-"
-        seats = ", ".join(str(s) for s in row["seats"])
-        table.add_row(row["name"], seats, opts)
-    console.print(table)
+    print_table(
+        "Games",
+        [Column("game"), Column("seats", wrap=True), Column("options (default)", wrap=True)],
+        [
+            [
+                row["name"],
+                ", ".join(str(s) for s in row["seats"]),
+                ", ".join(f"{o['name']}={o['default']}" for o in row["options"]) or "-",
+            ]
+            for row in rows
+        ],
+        empty="no games registered",
+    )

@@ -6,10 +6,10 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from games.registry import get_game
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
+from server.cli.tables import Column, WideOption, print_table
 from server.records import FAULT_KINDS
 from tournaments.models import MatchStatus
 from tournaments.store import MatchSummary
@@ -19,7 +19,13 @@ STATUSES = tuple(s.value for s in MatchStatus)
 
 def match_list(
     tournament: Annotated[
-        int | None, typer.Option("--tournament", metavar="ID", help="Only this tournament's.")
+        str | None,
+        typer.Option(
+            "--tournament",
+            metavar="ID",
+            help="Only this tournament's (default: the latest, of --game if given; "
+            "all: every tournament's).",
+        ),
     ] = None,
     bot: Annotated[
         str | None,
@@ -50,19 +56,33 @@ def match_list(
     ] = 50,
     db: DbOption = None,
     as_json: JsonOption = False,
+    wide: WideOption = False,
 ) -> None:
-    """List matches newest first: id, tournament, status, seats, scores and faults."""
+    """List matches newest first: id, tournament, status, seats, scores and faults; the
+    latest tournament's unless --tournament says which (or all)."""
     if status is not None and status not in STATUSES:
         fail(f"unknown --status {status!r}; allowed: {', '.join(STATUSES)}")
     if fault_kind is not None and fault_kind not in FAULT_KINDS:
         fail(f"unknown --fault-kind {fault_kind!r}; allowed: {', '.join(FAULT_KINDS)}")
     if limit < 1:
         fail(f"--limit must be at least 1, not {limit}")
+    if tournament not in (None, "all") and not tournament.isdigit():
+        fail(f"--tournament takes an id or all, not {tournament!r}")
     with open_store(db) as store:
+        game_name = None if game is None else get_game(game).spec.name
+        latest = None
+        if tournament is None:
+            newest = store.list_tournaments(game=game_name)
+            if not newest:
+                of = "" if game_name is None else f" of {game_name}"
+                console.print(f"no matches: no tournaments{of} yet", highlight=False)
+                return
+            latest = newest[0].id
+        chosen = latest if tournament is None else None if tournament == "all" else int(tournament)
         found = store.find_matches(
-            tournament_id=tournament,
+            tournament_id=chosen,
             bot=bot,
-            game=None if game is None else get_game(game).spec.name,
+            game=game_name,
             statuses=() if status is None else (status,),
             faults=faults,
             fault_kind=fault_kind,
@@ -71,33 +91,46 @@ def match_list(
     if as_json:
         print(json.dumps([m.to_json() for m in found], indent=2))
         return
-    console.print(match_table(found, "Matches"))
+    if latest is not None:
+        console.print(
+            f"tournament {latest} ({newest[0].game}), the latest "
+            "(--tournament ID or all for others)",
+            highlight=False,
+        )
+    print_matches(found, "Matches", "no matches found", wide)
     if len(found) == limit:
         console.print(f"(the newest {limit}; --limit N shows more)", highlight=False)
 
 
-def match_table(matches: list[MatchSummary], title: str) -> Table:
-    """Matches as a table: where each was played, who sat, scores, faults by kind."""
-    table = Table(title=title)
-    for column in ("id", "tournament"):
-        table.add_column(column, justify="right")
-    for column in ("game", "status", "round.table.rotation", "seats", "scores", "faults"):
-        table.add_column(column)
-    table.add_column("finished", no_wrap=True)
-    for m in matches:
-        scores = "" if m.scores is None else " ".join(f"{s:g}" for s in m.scores)
-        table.add_row(
+def print_matches(matches: list[MatchSummary], title: str, empty: str, wide: bool) -> None:
+    """Matches as a table fitted to the terminal: where each was played, who sat, scores,
+    faults by kind."""
+    columns = [
+        Column("id", justify="right"),
+        Column("tournament", 5, "right"),
+        Column("game", 4),
+        Column("status", 1, wrap=True),
+        Column("rnd.tbl.rot", 3, wrap=True),
+        Column("seats", wrap=True),
+        Column("scores", wrap=True),
+        Column("faults", 2, wrap=True),
+        Column("finished", 4),
+    ]
+    rows = [
+        [
             str(m.id),
             str(m.tournament_id),
             m.game,
             m.status if m.void_reason is None else f"{m.status}: {m.void_reason}",
             f"{m.round}.{m.table}.{m.rotation}" + (f" (attempt {m.attempt})" if m.attempt else ""),
             ", ".join(m.seats),
-            scores,
+            "" if m.scores is None else " ".join(f"{s:g}" for s in m.scores),
             fault_text(m),
             "" if m.finished is None else f"{m.finished:%Y-%m-%d %H:%M:%S}",
-        )
-    return table
+        ]
+        for m in matches
+    ]
+    print_table(title, columns, rows, empty=empty, wide=wide)
 
 
 def fault_text(match: MatchSummary) -> str:

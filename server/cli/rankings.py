@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 
-from rich.table import Table
-
 from games.registry import get_game
 from server.cli.common import (
     DbOption,
@@ -14,37 +12,47 @@ from server.cli.common import (
     console,
     open_store,
 )
+from server.cli.tables import Column, WideOption, print_table
 from tournaments.standings import TRUESKILL
 from tournaments.store import Store
 
 ratings_app = command_group("Maintain ratings.")
 
 
-def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
+def show_rankings(store: Store, game: str, as_json: bool = False, wide: bool = False) -> None:
     """Print a game's leaderboard."""
     rows = store.rankings(game)
     if as_json:
         print(json.dumps([r.__dict__ for r in rows], indent=2))
         return
-    table = Table(title=f"Rankings: {game}")
-    widest = max((len(r.bot) for r in rows), default=3)
-    for column in ("rank", "bot", "μ", "σ", "μ−3σ", "matches", "mean score", "faults"):
-        if column == "bot":
-            table.add_column(column, no_wrap=True, min_width=widest)  # names are never cut
-        else:
-            table.add_column(column, justify="right")
-    for r in rows:
-        table.add_row(
-            str(r.rank),
-            r.bot,
-            f"{r.mu:.2f}",
-            f"{r.sigma:.2f}",
-            f"{r.conservative:.2f}",
-            str(r.matches),
-            f"{r.mean_score:.2f}",
-            str(r.faults),
-        )
-    console.print(table)
+    print_table(
+        f"Rankings: {game}",
+        [
+            Column("rank", justify="right"),
+            Column("bot"),
+            Column("μ", 1, "right"),
+            Column("σ", 3, "right"),
+            Column("μ−3σ", justify="right"),
+            Column("matches", justify="right"),
+            Column("mean score", 2, "right"),
+            Column("faults", 2, "right"),
+        ],
+        [
+            [
+                str(r.rank),
+                r.bot,
+                f"{r.mu:.2f}",
+                f"{r.sigma:.2f}",
+                f"{r.conservative:.2f}",
+                str(r.matches),
+                f"{r.mean_score:.2f}",
+                str(r.faults),
+            ]
+            for r in rows
+        ],
+        empty=f"no rated {game} matches yet; `cardshark tournament run {game}` plays some",
+        wide=wide,
+    )
     if rows:
         console.print(TRUESKILL, highlight=False)
     for tid, count in sorted(store.load_voids(game).items()):
@@ -55,11 +63,13 @@ def show_rankings(store: Store, game: str, as_json: bool = False) -> None:
         )
 
 
-def rankings(game: str, db: DbOption = None, as_json: JsonOption = False) -> None:
+def rankings(
+    game: str, db: DbOption = None, as_json: JsonOption = False, wide: WideOption = False
+) -> None:
     """Show a game's leaderboard: rank, bot, μ, σ, μ−3σ, matches, mean score, faults."""
     with open_store(db) as store:
         name = get_game(game).spec.name
-        show_rankings(store, name, as_json)
+        show_rankings(store, name, as_json, wide)
 
 
 @ratings_app.command("recompute")

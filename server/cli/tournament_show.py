@@ -1,16 +1,18 @@
-"""`cardshark tournament show ID`: one tournament's standings, cross-table and rating change."""
+"""`cardshark tournament show [ID]`: one tournament's standings, cross-table and rating change."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
+import shlex
 import sys
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
+from server.cli.tables import Column, Fitted, WideOption, print_table, width_of
 from tournaments.ratings import Rating
 from tournaments.standings import (
     INTERVAL,
@@ -20,6 +22,7 @@ from tournaments.standings import (
     TournamentResult,
     summarise,
 )
+from tournaments.store import Store
 
 TABLES = ("standings", "cross")
 NA = "n/a"
@@ -27,7 +30,10 @@ P_NEXT = "P(above next)"
 
 
 def tournament_show(
-    tournament_id: Annotated[int, typer.Argument(metavar="ID", help="The tournament's id.")],
+    tournament_id: Annotated[
+        int | None,
+        typer.Argument(metavar="ID", help="The tournament's id (default: the latest)."),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
     as_csv: Annotated[
@@ -46,6 +52,7 @@ def tournament_show(
             "of bots: A's score minus B's); on a terminal, show only that table.",
         ),
     ] = None,
+    wide: WideOption = False,
 ) -> None:
     """Show a tournament's result: standings, cross-table of pairs, ratings before and after.
 
@@ -57,13 +64,23 @@ def tournament_show(
     if table is not None and table not in TABLES:
         fail(f"unknown --table {table!r}; allowed: {', '.join(TABLES)}")
     with open_store(db) as store:
-        result = summarise(store.tournament_rows(tournament_id))
+        tid = latest_tournament(store) if tournament_id is None else tournament_id
+        result = summarise(store.tournament_rows(tid))
     if as_json:
         print(json.dumps(result.to_json(), indent=2))
     elif as_csv:
         write_csv(result, table or "standings")
     else:
-        show(result, table)
+        show(result, table, wide)
+
+
+def latest_tournament(store: Store, game: str | None = None) -> int:
+    """The newest tournament's id (of one game if given), or one line saying there is none."""
+    found = store.list_tournaments(game=game)
+    if not found or found[0].id is None:
+        of = f" of {game}" if game else ""
+        fail(f"no tournaments{of} yet; `cardshark tournament run` or `cardshark demo` makes one")
+    return found[0].id
 
 
 def write_csv(result: TournamentResult, table: str) -> None:
@@ -101,8 +118,8 @@ def _rating_cells(rating: Rating | None) -> list[str]:
     return [NA, NA] if rating is None else [repr(rating.mu), repr(rating.sigma)]
 
 
-def show(result: TournamentResult, only: str | None) -> None:
-    """Print the result as tables, with the voided matches as lines under them."""
+def show(result: TournamentResult, only: str | None, wide: bool = False) -> None:
+    """Print the result as tables fitted to the terminal, with the voided matches as lines."""
     t = result.tournament
     name = f" ({t.name})" if t.name else ""
     console.print(
@@ -112,16 +129,15 @@ def show(result: TournamentResult, only: str | None) -> None:
         highlight=False,
     )
     if only in (None, "standings"):
-        console.print(_standings(result))
-        console.print(P_ABOVE, highlight=False)
-        console.print(TRUESKILL, highlight=False)
+        print_standings(result, wide)
     if only in (None, "cross"):
-        console.print(_cross(result))
-        console.print(f"cell: row bot's score minus column bot's, {INTERVAL}", highlight=False)
-    console.print(
-        f"{result.load_voids} match(es) voided for the server's load and replayed (never rated)",
-        highlight=False,
-    )
+        _print_cross(result, wide)
+    if result.load_voids:
+        console.print(
+            f"{result.load_voids} match(es) voided for the server's load and replayed "
+            "(never rated)",
+            highlight=False,
+        )
     if result.other_voids:
         console.print(
             f"{result.other_voids} match(es) voided for server failures and replayed (never rated)",
@@ -129,19 +145,74 @@ def show(result: TournamentResult, only: str | None) -> None:
         )
 
 
-def _standings(result: TournamentResult) -> Table:
-    table = Table(title="Standings")
-    widest = max((len(s.bot) for s in result.standings), default=3)
-    table.add_column("#", justify="right")
-    table.add_column("bot", no_wrap=True, min_width=widest)
-    for column in ("matches", "total", "mean"):
-        table.add_column(column, justify="right")
-    for k in range(1, result.tournament.seats + 1):
-        table.add_column(_ordinal(k), justify="right")
-    for column in ("faults", "forfeits", "μ before → after", "σ before → after", P_NEXT):
-        table.add_column(column, justify="right")
-    for place, s in enumerate(result.standings, start=1):
-        table.add_row(
+def print_standings(
+    result: TournamentResult,
+    wide: bool = False,
+    title: str = "Standings",
+    hint: str | None = "--wide shows them",
+) -> Fitted | None:
+    """The standings fitted to the terminal, each figure's meaning under it when shown."""
+    fitted = print_table(
+        title,
+        *_standings(result),
+        empty="no entrants",
+        wide=wide,
+        hint=hint,
+    )
+    shown = fitted.shown if fitted is not None else set()
+    if P_NEXT in shown:
+        console.print(P_ABOVE, highlight=False)
+    if MU in shown:
+        console.print(TRUESKILL, highlight=False)
+    return fitted
+
+
+def show_ending(store: Store, tournament_id: int, db: str | None, serve: bool = False) -> None:
+    """How a run ends: this tournament's standings and the command that shows more (with
+    `serve`, the web page's too)."""
+    result = summarise(store.tournament_rows(tournament_id))
+    fitted = print_standings(result, title=f"Standings of tournament {tournament_id}", hint=None)
+    hidden = fitted is not None and fitted.hidden
+    on = db_flag(db)
+    show = f"cardshark tournament show {tournament_id}{on}" + (" --wide" if hidden else "")
+    more = f"({'every column, ' if hidden else ''}who beat whom, rating changes)"
+    if not serve:
+        console.print(f"more: {show}  {more}", highlight=False)
+        return
+    console.print(f"next: {show}  {more}", highlight=False)
+    console.print(
+        f"      cardshark serve{on}  (then open http://127.0.0.1:8080/tournaments/{tournament_id})",
+        highlight=False,
+    )
+
+
+def db_flag(db: str | None) -> str:
+    """` --db URL` for a command to print, unless the database is the default or CARDSHARK_DB's."""
+    if db is None or db == os.environ.get("CARDSHARK_DB"):
+        return ""
+    return f" --db {shlex.quote(db)}"
+
+
+MU = "μ before → after"
+
+
+def _standings(result: TournamentResult) -> tuple[list[Column], list[list[str]]]:
+    forfeits = any(s.forfeits for s in result.standings)
+    columns = [
+        Column("#", justify="right"),
+        Column("bot"),
+        Column("matches", justify="right"),
+        Column("total", 4, "right"),
+        Column("mean", justify="right"),
+        *(Column(_ordinal(k), 6, "right") for k in range(1, result.tournament.seats + 1)),
+        Column("faults", 3, "right"),
+        Column("forfeits", 3 if forfeits else 5, "right"),
+        Column(MU, 1, "right"),
+        Column("σ before → after", 7, "right"),
+        Column(P_NEXT, 2, "right"),
+    ]
+    rows = [
+        [
             str(place),
             s.bot + (" (retired)" if s.retired else ""),
             str(s.matches),
@@ -153,8 +224,10 @@ def _standings(result: TournamentResult) -> Table:
             _change(s.before, s.after, "mu"),
             _change(s.before, s.after, "sigma"),
             _p_next(result, s.bot_id),
-        )
-    return table
+        ]
+        for place, s in enumerate(result.standings, start=1)
+    ]
+    return columns, rows
 
 
 def _p_next(result: TournamentResult, bot_id: int) -> str:
@@ -171,26 +244,68 @@ def _change(before: Rating | None, after: Rating | None, field: str) -> str:
     return f"{getattr(before, field):.2f} → {getattr(after, field):.2f}"
 
 
-def _cross(result: TournamentResult) -> Table:
-    table = Table(title="Cross-table: mean score difference [95 % interval] over n deals")
+CROSS = "Cross-table: mean score difference [95 % interval] over n deals"
+
+
+def _print_cross(result: TournamentResult, wide: bool) -> None:
+    """Who beat whom: a matrix where it fits the terminal (or --wide), else one row per pair."""
     bots = [(s.bot_id, s.bot) for s in result.standings]
-    table.add_column("bot", no_wrap=True)
-    for _, name in bots:
-        table.add_column(name, justify="right")
-    for row_id, row_name in bots:
-        cells = [
+    if len(bots) < 2:
+        console.print("cross-table: fewer than two entrants", highlight=False)
+        return
+    columns = [Column("bot"), *(Column(name, justify="right") for _, name in bots)]
+    rows = [
+        [row_name]
+        + [
             "" if row_id == col_id else _cell(result.difference(row_id, col_id))
             for col_id, _ in bots
         ]
-        table.add_row(row_name, *cells)
-    return table
+        for row_id, row_name in bots
+    ]
+    if wide or width_of(columns, rows) <= console.width:
+        print_table(CROSS, columns, rows, empty="", wide=True)
+        console.print(f"cell: row bot's score minus column bot's, {INTERVAL}", highlight=False)
+        return
+    pairs = [
+        [
+            p.a,
+            p.b,
+            str(p.matches),
+            "never met" if p.difference.mean is None else f"{p.difference.mean:+.2f}",
+            _interval(p.difference),
+            str(p.difference.n),
+        ]
+        for p in result.pairs
+    ]
+    print_table(
+        "Who beat whom: A's mean score minus B's over the deals both played",
+        [
+            Column("A"),
+            Column("B"),
+            Column("matches", 2, "right"),
+            Column("A − B", justify="right"),
+            Column("95 % interval", 1, "right"),
+            Column("deals", justify="right"),
+        ],
+        pairs,
+        empty="no pairs",
+        wide=wide,
+    )
+    console.print(
+        f"one row per pair, as the cross-table is wider than {console.width} columns "
+        f"(--wide shows it); {INTERVAL}",
+        highlight=False,
+    )
+
+
+def _interval(d: Estimate) -> str:
+    return NA if d.low is None or d.high is None else f"{d.low:+.2f}, {d.high:+.2f}"
 
 
 def _cell(d: Estimate) -> str:
     if d.mean is None:
         return "never met"
-    interval = NA if d.low is None or d.high is None else f"{d.low:+.2f}, {d.high:+.2f}"
-    return f"{d.mean:+.2f} [{interval}] n={d.n}"
+    return f"{d.mean:+.2f} [{_interval(d)}] n={d.n}"
 
 
 def _ordinal(k: int) -> str:

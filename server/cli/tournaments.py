@@ -6,8 +6,8 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
+from games.registry import get_game
 from server.cli.common import (
     REMOTE_HINT,
     AllowAbsentOption,
@@ -39,12 +39,14 @@ from server.cli.common import (
     sandbox_policy,
     tls_options,
 )
-from server.cli.rankings import show_rankings
 from server.cli.running import run_with_progress
+from server.cli.tables import Column, WideOption, print_table
+from server.cli.tournament_show import show_ending
 from server.cli.until_confident import play_until_confident
 from server.house import resolve_names
 from server.records import REMOTE_WAIT_S
 from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
+from tournaments.store import Store, TournamentProgress
 
 tournament_app = command_group("Run and inspect tournaments.")
 
@@ -107,7 +109,7 @@ def tournament_run(
     transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
-    """Create a round robin (or gauntlet), play it with a progress bar, show the rankings."""
+    """Create a round robin (or gauntlet), play it with a progress bar, show its standings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     goal = confidence_goal(until_confident, max_rounds, rounds)
     check_clock(clock)
@@ -140,7 +142,11 @@ def tournament_run(
         if goal is not None:
             store.set_goal(tid, goal)
         scheduled = store.tournament_status(tid).scheduled
-        console.print(f"tournament {tid}: {game}, {len(names)} bots, {scheduled} matches")
+        console.print(
+            f"tournament {tid}: {game}, {len(names)} bots, {scheduled} matches"
+            + match_ids(store, tid),
+            highlight=False,
+        )
         if create_only:
             console.print(f"play it with: cardshark tournament resume {tid}")
             return
@@ -164,7 +170,13 @@ def tournament_run(
             play()
         else:
             play_until_confident(store, tid, play)
-        show_rankings(store, tournament.game)
+        show_ending(store, tid, db)
+
+
+def match_ids(store: Store, tournament_id: int) -> str:
+    """`, match ids 49–60`: the ids its schedule was stored under, for `match show`."""
+    ids = [m.id for m in store.matches(tournament_id) if m.id is not None]
+    return f", match ids {min(ids)}–{max(ids)}" if ids else ""
 
 
 def confidence_goal(
@@ -205,14 +217,14 @@ def tournament_resume(
     transport: TransportOption = "local",
     db: DbOption = None,
 ) -> None:
-    """Play whatever a stopped tournament left unfinished, then show the rankings; one made
+    """Play whatever a stopped tournament left unfinished, then show its standings; one made
     with --until-confident goes on adding rounds as it would have."""
     check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
     check_sandbox_kind(sandbox)
     check_transport(transport)
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     with open_store(db) as store:
-        tournament = store.get_tournament(tournament_id)
+        store.get_tournament(tournament_id)  # an unknown id: one line before anything starts
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
 
         def play() -> None:
@@ -234,11 +246,13 @@ def tournament_resume(
             play()
         else:
             play_until_confident(store, tournament_id, play)
-        show_rankings(store, tournament.game)
+        show_ending(store, tournament_id, db)
 
 
 @tournament_app.command("list")
-def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+def tournament_list(
+    db: DbOption = None, as_json: JsonOption = False, wide: WideOption = False
+) -> None:
     """List tournaments: status, progress (finished/scheduled), how to resume unfinished ones."""
     with open_store(db) as store:
         progress = [store.tournament_status(t.id) for t in store.list_tournaments() if t.id]
@@ -264,21 +278,32 @@ def tournament_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             )
         )
         return
-    table = Table(title="Tournaments")
-    for column in ("id", "game", "status", "progress", "played by", "resume", "created"):
-        table.add_column(column, no_wrap=column == "resume")
-    for p, resume in rows:
-        t = p.tournament
-        table.add_row(
-            str(t.id),
-            t.game,
-            t.status,
-            f"{p.finished}/{p.scheduled}",
-            played_by(t.worker),
-            resume or "",
-            f"{t.created:%Y-%m-%d %H:%M}",
-        )
-    console.print(table)
+    print_table(
+        "Tournaments",
+        [
+            Column("id"),
+            Column("game"),
+            Column("status"),
+            Column("progress", justify="right"),
+            Column("resume", 1),
+            Column("created", 2),
+            Column("played by", 3),
+        ],
+        [
+            [
+                str(p.tournament.id),
+                p.tournament.game,
+                p.tournament.status,
+                f"{p.finished}/{p.scheduled}",
+                resume or "",
+                f"{p.tournament.created:%Y-%m-%d %H:%M}",
+                played_by(p.tournament.worker),
+            ]
+            for p, resume in rows
+        ],
+        empty="no tournaments yet; `cardshark tournament run` or `cardshark demo` makes one",
+        wide=wide,
+    )
 
 
 def played_by(worker: str | None) -> str:
@@ -311,7 +336,43 @@ def tournament_status(tournament_id: int, db: DbOption = None, as_json: JsonOpti
     if as_json:
         print(json.dumps(data))
         return
-    for key, value in data.items():
-        if key == "worker":
-            key, value = "played by", played_by(t.worker)
-        console.print(f"[bold]{key}[/]: {value}", highlight=False)
+    for line in status_lines(p, entrants):
+        console.print(line, highlight=False, markup=False)
+
+
+def status_lines(p: TournamentProgress, entrants: list[str]) -> list[str]:
+    """A tournament's settings and progress in words, one line each."""
+    t = p.tournament
+    spec = get_game(t.game).spec
+    name = f" ({t.name})" if t.name else ""
+    options = ", ".join(f"{k}={v}" for k, v in sorted(t.options.items()))
+    tables = "every table" if t.tables is None else f"{t.tables} tables"
+    bank = "no time bank" if not t.bank_ms else f"a {t.bank_ms} ms bank per seat"
+    lines = [
+        f"tournament {t.id}{name}: {t.game} {t.format.replace('_', ' ')}, {t.seats} seats",
+        f"entrants: {', '.join(entrants)}",
+        f"schedule: {_count(t.rounds, 'round')} of {tables}; options: "
+        + (f"{options} (others at the game's defaults)" if options else "the game's defaults"),
+        f"clock: {t.clock_ms} ms per move"
+        + (" (the game's default)" if t.clock_ms == spec.move_ms else "")
+        + f", {bank}",
+        f"played by: {played_by(t.worker)}",
+        f"{t.status}: {_progress(p)}",
+    ]
+    if p.resumable:
+        lines.append(f"resume with: cardshark tournament resume {t.id}")
+    return lines
+
+
+def _progress(p: TournamentProgress) -> str:
+    others = ", ".join(
+        f"{n} {status}" for status, n in p.counts.items() if n and status != "finished"
+    )
+    return f"{p.finished} of {_count(p.scheduled, 'match')} played" + (
+        f" ({others})" if others else ""
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    plural = noun + ("es" if noun.endswith("ch") else "s")
+    return f"{n} {noun if n == 1 else plural}"

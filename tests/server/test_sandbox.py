@@ -274,7 +274,7 @@ def test_sandbox_none_warns_and_plays(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert "unsandboxed" in run.stderr
-    assert "Rankings: knaves" in run.stdout
+    assert "Standings of tournament 1" in run.stdout
     # Progress (plain lines on stderr, as it is not a terminal) shows the matches in flight
     # against the runner's current limit.
     assert re.search(r"at once \d+/\d+", run.stderr), run.stderr

@@ -96,7 +96,7 @@ def test_a_flood_in_the_last_match_leaves_tournament_run_exiting_0(tmp_path: Pat
     )  # fmt: skip
     assert "Traceback" not in run.stderr, run.stderr
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "Rankings: knaves" in run.stdout
+    assert "Standings of tournament 1" in run.stdout
     assert_stored_once_with_the_flood_last(db)
 
 

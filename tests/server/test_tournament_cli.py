@@ -89,7 +89,8 @@ def test_round_robin_with_real_bots_ranks_the_rule_bot_first(tmp_path: Path) -> 
         "7",
         db=db,
     )
-    assert "Rankings: knaves" in run.stdout
+    assert "Standings of tournament 1" in run.stdout
+    assert run.stdout.rstrip().splitlines()[-1].startswith("more: cardshark tournament show 1 ")
     with Store(db) as store:
         (tournament,) = store.list_tournaments()
         assert tournament.id is not None
@@ -222,11 +223,16 @@ def test_match_show_is_a_readable_transcript(tmp_path: Path) -> None:
         match = store.matches(store.list_tournaments()[0].id or 0)[0]
         names = store.match_detail(match.id or 0).bot_names
     out = cli("match", "show", str(match.id), db=db).stdout
-    first_action = (match.record or {})["actions"][0]
+    first_card = (match.record or {})["actions"][0].removeprefix("play:")
     assert f"seed {match.seed}" in out
-    assert first_action in out and "hand 0 ended: scores" in out
+    assert first_card in out and "hand 1 ended: points (running score)" in out
     assert all(name in out for name in names.values())
-    assert f"scores {(match.result or {})['scores']}" in out
+    scores = (match.result or {})["scores"]
+    assert (
+        out.rstrip().splitlines()[-1].startswith(f"result: {names[match.seats[0]]} {scores[0]:g}")
+    )
+    steps = cli("match", "show", str(match.id), "--steps", db=db).stdout
+    assert (match.record or {})["actions"][0] in steps and "hand 1 ended: scores" in steps
 
 
 def test_a_remote_bot_plays_with_its_token(tmp_path: Path) -> None:
@@ -384,8 +390,17 @@ def test_demo_uses_the_embedded_sqlite_default_and_ends_with_rankings(tmp_path: 
     )
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "cardshark.db").exists()
-    table = run.stdout[run.stdout.index("Rankings: knaves") :]
+    table = run.stdout[run.stdout.index("Standings of tournament 1") :]
     first_row = [line for line in table.splitlines() if line.startswith("│")][0]
     assert "demo-rules-knaves" in first_row
+    *_, show, serve = run.stdout.rstrip().splitlines()
+    assert show.startswith("next: cardshark tournament show 1 ")
+    assert serve.split() == [
+        "cardshark",
+        "serve",
+        "(then",
+        "open",
+        "http://127.0.0.1:8080/tournaments/1)",
+    ]
     with Store(f"sqlite:///{tmp_path / 'cardshark.db'}") as store:
         assert store.tournament_status(1).finished == 24
