@@ -10,7 +10,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from server.bot_archive import (
     DEFAULT_CAP_BYTES,
@@ -31,6 +30,7 @@ from server.cli.common import (
     fail,
     open_store,
 )
+from server.cli.tables import Column, WideOption, print_table
 from tournaments.models import BotArchive
 
 CLIENTS = EXAMPLES.parents[1]
@@ -173,7 +173,7 @@ def packed_dir(directory: Path, command: str | None, cap: int) -> PackedDirector
 
 
 @bot_app.command("list")
-def bot_list(db: DbOption = None, as_json: JsonOption = False) -> None:
+def bot_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption = False) -> None:
     """List registered bots."""
     with open_store(db) as store:
         bots = store.list_bots()
@@ -194,14 +194,28 @@ def bot_list(db: DbOption = None, as_json: JsonOption = False) -> None:
             )
         )
         return
-    table = Table(title="Bots")
-    for column in ("id", "name", "command", "code", "created"):
-        table.add_column(column)
-    for b in bots:
-        code = b.code_digest[:12] if b.code_digest else ""
-        created = f"{b.created:%Y-%m-%d %H:%M}"
-        table.add_row(str(b.id), b.name, b.command or "(remote)", code, created)
-    console.print(table)
+    print_table(
+        "Bots",
+        [
+            Column("id"),
+            Column("name"),
+            Column("command", wrap=True),
+            Column("code", 1 if any(b.code_digest for b in bots) else 5),
+            Column("created", 2),
+        ],
+        [
+            [
+                str(b.id),
+                b.name,
+                b.command or "(remote)",
+                b.code_digest[:12] if b.code_digest else "",
+                f"{b.created:%Y-%m-%d %H:%M}",
+            ]
+            for b in bots
+        ],
+        empty="no bots yet; `cardshark bot add NAME --command CMD` registers one",
+        wide=wide,
+    )
 
 
 @bot_app.command("remove")

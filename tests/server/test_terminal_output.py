@@ -125,6 +125,7 @@ def test_every_table_fits_100_columns_and_names_what_it_hid(field: Field) -> Non
     first_knives = str(field_first_match(field, field.knives))
     commands = [
         ["games"],
+        ["bot", "list"],
         ["rankings", "knaves"],
         ["rankings", "knives"],
         ["tournament", "list"],
@@ -199,6 +200,7 @@ def test_an_empty_database_prints_one_line_not_an_empty_table(tmp_path: Path) ->
     Store(db).close()
     for command, said in [
         (["tournament", "list"], "no tournaments yet"),
+        (["bot", "list"], "no bots yet"),
         (["rankings", "knaves"], "no rated knaves matches yet"),
         (["match", "list"], "no matches"),
         (["match", "list", "--tournament", "all"], "no matches"),
