@@ -65,8 +65,10 @@ def match_show(
         console.print(f"  seat {seat}: {escape(name)}{played}", highlight=False)
     if steps:
         _print_steps(detail)
+    elif hands := by_hand(detail):
+        _print_hands(hands, names)
     else:
-        _print_hands(by_hand(detail), names)
+        console.print(f"no decisions recorded (the match is {match.status})", highlight=False)
     if match.result:
         scores, ranks = match.result.get("scores") or [], match.result.get("ranks") or []
         console.print(
