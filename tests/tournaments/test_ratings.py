@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import trueskill
 
@@ -11,6 +13,7 @@ from tournaments.ratings import (
     SeatOutcome,
     TrueSkillSettings,
     apply_match,
+    apply_set,
     placements,
     rate_match,
 )
@@ -104,19 +107,46 @@ def test_apply_match_starts_unknown_bots_at_the_settings_initial_rating() -> Non
     assert changes[0].after.mu <= 30.0 and changes[1].after.mu > 1000.0 - 1e-9
 
 
-def test_bad_inputs_raise() -> None:
-    with pytest.raises(ResultError):
-        apply_match(DEFAULT, {}, [1, 1], [1, 2])
-    with pytest.raises(ResultError):
-        rate_match(DEFAULT, [START], [1])
-    with pytest.raises(ResultError):
-        SeatOutcome(float("nan"))
-    with pytest.raises(ResultError):
-        SeatOutcome(1, faults=-1)
-    with pytest.raises(ResultError):
-        TrueSkillSettings(sigma=0)
-    with pytest.raises(ResultError):
-        TrueSkillSettings(draw_probability=1.0)
+def test_bad_inputs_raise_with_a_message_that_names_the_bad_value() -> None:
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: apply_match(DEFAULT, {}, [1, 1], [1, 2]), "two seats of one rated match: [1, 1]"),
+        (
+            lambda: apply_set(DEFAULT, {}, [([4, 4], [1, 2])]),
+            "two seats of one rated match: [4, 4]",
+        ),
+        (lambda: apply_set(DEFAULT, {}, []), "a rated set needs at least one match"),
+        (lambda: rate_match(DEFAULT, [START], [1]), "at least 2 seats and one rank per seat"),
+        (lambda: rate_match(DEFAULT, [START] * 2, [1]), "(got 2 ratings, 1 ranks)"),
+        (lambda: SeatOutcome(float("nan")), "score must be a finite number, not nan"),
+        (lambda: SeatOutcome(1, faults=-1), "faults must be a count >= 0, not -1"),
+        (lambda: SeatOutcome(1, faults=True), "faults must be a count >= 0, not True"),
+        (
+            lambda: TrueSkillSettings(mu=float("inf")),
+            "TrueSkill mu must be a finite number, not inf",
+        ),
+        (lambda: TrueSkillSettings(beta="4"), "TrueSkill beta must be a finite number, not '4'"),  # type: ignore[arg-type]
+        (lambda: TrueSkillSettings(sigma=0), "sigma > 0, beta > 0 and tau >= 0 (got sigma=0,"),
+        (lambda: TrueSkillSettings(beta=0), "(got sigma=8.333333333333334, beta=0, tau="),
+        (lambda: TrueSkillSettings(tau=-0.1), "beta=4.166666666666667, tau=-0.1)"),
+        (
+            lambda: TrueSkillSettings(draw_probability=1.0),
+            "draw_probability must be in [0, 1), not 1.0",
+        ),
+        (lambda: TrueSkillSettings(draw_probability=-0.1), "not -0.1"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ResultError) as caught:
+            call()
+        assert message in str(caught.value), (message, str(caught.value))
+
+
+def test_the_edges_of_the_settings_are_allowed() -> None:
+    for settings in (
+        TrueSkillSettings(sigma=0.5, beta=0.5, tau=0.0, draw_probability=0.0),
+        TrueSkillSettings(mu=-3, sigma=1e-3, beta=1e-3),
+    ):
+        assert settings.initial() == Rating(settings.mu, settings.sigma)
+    assert SeatOutcome(-5, faults=0).faults == 0
 
 
 def test_conservative_is_mu_minus_three_sigma() -> None:
