@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tournaments.ratings import SeatOutcome
-from tournaments.standings import Estimate, estimate, summarise
+from tournaments.standings import INTERVAL, P_ABOVE, Estimate, estimate, summarise
 from tournaments.store import LOAD_VOID_PREFIX, UNRECORDED, Store
 
 GAME = "knaves"  # 3 seats
@@ -207,3 +207,65 @@ def test_faults_are_counted_for_the_seat_that_made_them(store: Store) -> None:
     (summary,) = store.find_matches(fault_kind="illegal_action")
     assert summary.faults == tuple(counts)
     assert summary.fault_kinds[seat_of["alpha"]] == {"timeout": 2}
+
+
+def test_json_carries_every_number_of_the_summary(store: Store) -> None:
+    ids = {name: store.add_bot(name)[0].id or 0 for name in ("charlie", "alpha", "bravo")}
+    names = {i: n for n, i in ids.items()}
+    t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], rounds=2, seed=5)
+    assert t.id is not None
+    play(store, t.id, names, voids=True)
+    result = summarise(store.tournament_rows(t.id))
+    data = result.to_json()
+    assert data["tournament"] == {
+        "id": t.id,
+        "name": t.name,
+        "game": GAME,
+        "format": t.format,
+        "status": "finished",
+        "seats": 3,
+        "rounds": 2,
+        "finished": 12,
+        "scheduled": 12,
+        "worker": None,
+    }
+    assert data["standings"] == [
+        {
+            "bot": s.bot,
+            "bot_id": s.bot_id,
+            "retired": False,
+            "matches": 12,
+            "total_score": s.total,
+            "mean_score": s.mean,
+            "places": list(s.places),
+            "faults": s.faults,
+            "forfeits": s.forfeits,
+            "rating_before": {"mu": s.before.mu, "sigma": s.before.sigma} if s.before else None,
+            "rating_after": {"mu": s.after.mu, "sigma": s.after.sigma} if s.after else None,
+            "p_above_next": result.p_above_next(s.bot_id),
+        }
+        for s in result.standings
+    ]
+    assert [s["bot"] for s in data["standings"]] == ["alpha", "bravo", "charlie"]
+    assert data["standings"][0]["rating_after"] is not None
+    assert data["cross_table"] == [
+        {
+            "a": p.a,
+            "b": p.b,
+            "matches": p.matches,
+            "n": p.difference.n,
+            "mean_difference": p.difference.mean,
+            "ci_low": p.difference.low,
+            "ci_high": p.difference.high,
+        }
+        for p in result.pairs
+    ]
+    assert [(n["a"], n["b"], n["n"]) for n in data["neighbours"]] == [
+        ("alpha", "bravo", 2),
+        ("bravo", "charlie", 2),
+    ]
+    assert data["neighbours"][0]["p_above"] == result.p_above_next(ids["alpha"])
+    assert data["neighbours"][0]["mean_difference"] == 2.0
+    assert data["neighbours"][1]["ci_low"] < 0 < data["neighbours"][1]["ci_high"]
+    assert data["interval"] == INTERVAL and data["p_above"] == P_ABOVE
+    assert data["voids"] == {"load": 1, "other": 1}
