@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -151,26 +153,25 @@ def tournament_run(
             console.print(f"play it with: cardshark tournament resume {tid}")
             return
 
-        def play() -> None:
-            run_with_progress(
-                store,
-                tid,
-                concurrency,
-                port,
-                host,
-                tls,
-                policy,
-                clock,
-                allow_absent,
-                transport,
-                wait_s,
-            )
-
-        if goal is None:
-            play()
-        else:
-            play_until_confident(store, tid, play)
+        play_to_the_end(
+            store,
+            tid,
+            partial(
+                run_with_progress,
+                *(store, tid, concurrency, port, host, tls, policy, clock, allow_absent),
+                *(transport, wait_s),
+            ),
+        )
         show_ending(store, tid, db)
+
+
+def play_to_the_end(store: Store, tournament_id: int, play: Callable[[], None]) -> None:
+    """Play what is unfinished with `play`; a tournament with an --until-confident goal goes
+    on adding rounds until its verdict."""
+    if store.goal(tournament_id) is None:
+        play()
+    else:
+        play_until_confident(store, tournament_id, play)
 
 
 def match_ids(store: Store, tournament_id: int) -> str:
@@ -227,25 +228,15 @@ def tournament_resume(
         store.get_tournament(tournament_id)  # an unknown id: one line before anything starts
         policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
 
-        def play() -> None:
-            run_with_progress(
-                store,
-                tournament_id,
-                concurrency,
-                port,
-                host,
-                tls,
-                policy,
-                clock,
-                allow_absent,
-                transport,
-                wait_s,
-            )
-
-        if store.goal(tournament_id) is None:
-            play()
-        else:
-            play_until_confident(store, tournament_id, play)
+        play_to_the_end(
+            store,
+            tournament_id,
+            partial(
+                run_with_progress,
+                *(store, tournament_id, concurrency, port, host, tls, policy, clock),
+                *(allow_absent, transport, wait_s),
+            ),
+        )
         show_ending(store, tournament_id, db)
 
 
