@@ -222,22 +222,38 @@ def test_every_call_of_a_connection_ends_at_its_hello_deadline_and_then_it_close
 
 
 def test_connections_on_a_port_are_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    options = server_options(max_connections=4, max_connection_idle_ms=60_000)
+    # No connection ages or idles out while the test looks, however slow the machine is.
+    options = server_options(
+        max_connections=4, max_connection_idle_ms=600_000, max_connection_age_ms=600_000
+    )
     monkeypatch.setattr(server.app, "SERVER_OPTIONS", options)
 
     async def run() -> list[bool]:
         async with Arena(log_dir=tmp_path) as arena:
-            local = [("grpc.use_local_subchannel_pool", 1)]
+            # A refused channel retries at most 0.5 s apart (gRPC's backoff would otherwise
+            # grow past the wait below: the CI run that found it waited 10 s in vain).
+            local = [
+                ("grpc.use_local_subchannel_pool", 1),
+                ("grpc.initial_reconnect_backoff_ms", 100),
+                ("grpc.min_reconnect_backoff_ms", 100),
+                ("grpc.max_reconnect_backoff_ms", 500),
+            ]
             channels = [grpc.aio.insecure_channel(arena.address, options=local) for _ in range(6)]
             ready = []
-            for channel in channels:
+            for n, channel in enumerate(channels):
                 try:
-                    await asyncio.wait_for(channel.channel_ready(), 1.0)
+                    # The first four must get in (on a loaded CI machine that can take more
+                    # than a second); the other two must still be out after a second.
+                    await asyncio.wait_for(channel.channel_ready(), 30.0 if n < 4 else 1.0)
                     ready.append(True)
                 except TimeoutError:
                     ready.append(False)
-            await channels[0].close()  # frees a place: a waiting channel gets it
-            await asyncio.wait_for(channels[4].channel_ready(), 10)
+            await channels[0].close()  # frees a place: one of the waiting channels gets it
+            waits = [asyncio.ensure_future(c.channel_ready()) for c in channels[4:]]
+            done, pending = await asyncio.wait(waits, timeout=30, return_when="FIRST_COMPLETED")
+            for wait in pending:
+                wait.cancel()
+            assert done, "no waiting channel got the freed place"
             for channel in channels[1:]:
                 await channel.close()
             return ready
