@@ -54,10 +54,7 @@ class BotStore(StoreBase):
                     raise BotNameError(name, taken)
                 bot = Bot(name=name, token_hash=hash_token(token), command=command)
                 if archive is not None:
-                    if session.get(BotArchive, archive.digest) is None:
-                        session.add(archive)
-                        session.flush()  # the archive row before the bot that names it
-                    bot.code_digest = archive.digest
+                    _attach_code(session, bot, archive)
                 session.add(bot)
                 session.flush()
         except StorageError as exc:
@@ -77,10 +74,7 @@ class BotStore(StoreBase):
             if command is not None:
                 bot.command = command
             if archive is not None:
-                if session.get(BotArchive, archive.digest) is None:
-                    session.add(archive)
-                    session.flush()  # the archive row before the bot that names it
-                bot.code_digest = archive.digest
+                _attach_code(session, bot, archive)
             session.add(bot)
             session.flush()
             if before is not None and before != bot.code_digest:
@@ -142,3 +136,11 @@ class BotStore(StoreBase):
         if bot is None or not hmac.compare_digest(bot.token_hash, digest):
             return None
         return bot
+
+
+def _attach_code(session: Session, bot: Bot, archive: BotArchive) -> None:
+    """Store the archive once per digest (before the bot that names it) and point bot at it."""
+    if session.get(BotArchive, archive.digest) is None:
+        session.add(archive)
+        session.flush()
+    bot.code_digest = archive.digest
