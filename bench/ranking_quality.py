@@ -1,7 +1,8 @@
 """How fast each rating finds the true order of a field of house bots of known strength.
 
 Usage: python bench/ranking_quality.py [--games G,...] [--replications R] [--max-matches M]
-       [--pool-sets N] [--noise X,...] [--no-compare] [--json]
+       [--pool-sets N] [--noise X,...] [--ts-beta B] [--ts-draw-probability P]
+       [--no-compare] [--json]
 
 Per game, a field of house bots (the game's rule bot playing a random legal action at rates
 0, 0.25, 0.5, 1; five bots for five-seat games) plays a pool of duplicate sets in process:
@@ -25,6 +26,14 @@ rate them four ways:
       scores), in rotation order, tau = 0, one environment for the whole schedule (one
       tournament); ordered by mu (key "d") and, as the leaderboard sorts, by mu - 3 sigma
       (key "d_conservative"; the same ratings, checked with their own tie stream).
+      Its beta and draw probability are the rating of record's defaults
+      (tournaments.ratings.TrueSkillSettings), or --ts-beta and --ts-draw-probability:
+      a tournament stores both, so any value is one a tournament can be rated with.
+
+(a) and (b) are rated with BASELINE, the settings they were always measured with (beta
+25/6, draw probability 0.10, the `trueskill` package's defaults), whatever the rating of
+record's defaults or the options for (d) are: the margin model's beta scales its updates,
+so the baseline stays one fixed yardstick.
 
 TrueSkill per match with tau = 0 on duplicate deals, each match rated as soon as it is
 played, is (d) itself here: apply_set rates the set's matches one by one with the same
@@ -43,6 +52,9 @@ of k bots comes out in the true order with probability 1/k!, for (a), (b) and (c
 exactly tied in games with whole-point scores, won every tie, while (b)'s mu broke the same
 ties by float rounding.) (d) and d_conservative draw their keys from streams of their own, so
 adding them left the draws of (a), (b) and (c) as they were.
+
+The pool's tie rate is printed beside the order: the share of pairs of seats of one match that
+ended on equal scores (so share a rank), the draws TrueSkill's draw probability models.
 
 It prints P(exact true order) against matches played (checked after each round of the
 schedule, so the grid is one round's matches), the matches to P = 0.9 with a 90 % bootstrap
@@ -94,6 +106,8 @@ from house_play import play_noisy  # noqa: E402
 from games.registry import get_game  # noqa: E402
 from tournaments.margins import apply_margins, set_scores  # noqa: E402
 from tournaments.ratings import (  # noqa: E402
+    DEFAULT_BETA,
+    DEFAULT_DRAW_PROBABILITY,
     Rating,
     SeatOutcome,
     TrueSkillSettings,
@@ -122,6 +136,11 @@ NAMES = {
 # Targets (issue 29): TrueSkill of record to P = 0.9 within this many times the margin model.
 RATIO_LIMIT = 1.7
 RATIO_LIMITS = {"knaves": 1.4}
+# The settings (a) and (b) are rated with: the `trueskill` package's defaults, fixed here so
+# that their figures compare across changes of the rating of record's defaults.
+BASELINE = TrueSkillSettings(
+    mu=25.0, sigma=25.0 / 3, beta=25.0 / 3 / 2, tau=25.0 / 3 / 100, draw_probability=0.10
+)
 
 # A pool set: (table of field positions, per rotation (seats as field positions, scores)).
 PoolSet = tuple[tuple[int, ...], list[tuple[tuple[int, ...], tuple[float, ...]]]]
@@ -165,7 +184,7 @@ def verify(pool: list[PoolSet], n: int) -> dict[str, Any]:
     means = []
     for b in range(n):
         means.append(statistics.fmean(sc[s.index(b)] for _, pl in pool for s, sc in pl if b in s))
-    gaps = []
+    gaps: list[dict[str, Any]] = []
     for a in range(n - 1):
         diffs = [set_difference(pl, a, a + 1) for t, pl in pool if a in t and a + 1 in t]
         se = statistics.stdev(diffs) / math.sqrt(len(diffs))
@@ -182,6 +201,17 @@ def set_difference(
 ) -> float:
     """Mean over the set's matches of a's score minus b's."""
     return statistics.fmean(sc[s.index(a)] - sc[s.index(b)] for s, sc in played)
+
+
+def tie_rate(pool: list[PoolSet]) -> float:
+    """The share of pairs of seats of one match that ended on equal scores, over the pool."""
+    tied = pairs = 0
+    for _, played in pool:
+        for _, scores in played:
+            for x, y in itertools.combinations(scores, 2):
+                tied += x == y
+                pairs += 1
+    return tied / pairs
 
 
 def luck_removed(pool: list[PoolSet], n: int) -> list[float]:
@@ -225,10 +255,13 @@ def replicate(
     max_matches: int,
     seed: int,
     methods: Sequence[str] = METHODS,
+    of_record: TrueSkillSettings | None = None,
 ) -> dict[str, list[tuple[int, bool]]]:
     """One replication: (matches, exact order right) at each checkpoint, per method.
 
     The methods left out of `methods` are not rated; the others come out the same either way.
+    (d) is rated with `of_record` (default: the rating of record's default settings), (a) and
+    (b) with BASELINE.
     """
     rng = random.Random(seed)
     ties = random.Random(f"ties:{seed}")  # its own stream: the schedules stay as they were
@@ -237,7 +270,8 @@ def replicate(
     truth = list(range(n))
     tables = sorted({t for t, _ in pool})
     by_table = {t: [pl for u, pl in pool if u == t] for t in tables}
-    settings = TrueSkillSettings()
+    settings = BASELINE
+    record = TrueSkillSettings() if of_record is None else of_record
     per_set = len(pool[0][1])  # matches a set: every seating of its table
     per_round = len(tables) * per_set
 
@@ -261,18 +295,18 @@ def replicate(
             out["a"].append((m + 1, order({b: r.mu for b, r in current.items()})))
     # (b), (c), (d) the same whole sets, tables in turn
     current = {}
-    of_record: dict[int, Rating] = {}
+    rated: dict[int, Rating] = {}
     totals = [0.0] * n
     counts = [0] * n
     for i in range(max_matches // per_set):
         played = rng.choice(by_table[tables[i % len(tables)]])
-        bots, scores = set_scores([(s, [SeatOutcome(x) for x in sc]) for s, sc in played])
-        for change in apply_margins(settings, current, bots, scores, len(played)):
+        bots, set_means = set_scores([(s, [SeatOutcome(x) for x in sc]) for s, sc in played])
+        for change in apply_margins(settings, current, bots, set_means, len(played)):
             current[change.bot_id] = change.after
         if "d" in methods or "d_conservative" in methods:
             matches_of_set = [(s, placements([SeatOutcome(x) for x in sc])) for s, sc in played]
-            for change in apply_set(settings, of_record, matches_of_set):
-                of_record[change.bot_id] = change.after
+            for change in apply_set(record, rated, matches_of_set):
+                rated[change.bot_id] = change.after
         for s, sc in played:
             for b, x in zip(s, sc, strict=True):
                 totals[b] += x
@@ -284,23 +318,26 @@ def replicate(
             if "c" in methods:
                 out["c"].append((matches, order({b: totals[b] / counts[b] for b in range(n)})))
             if "d" in methods:
-                mus = {b: r.mu for b, r in of_record.items()}
+                mus = {b: r.mu for b, r in rated.items()}
                 out["d"].append((matches, order(mus, ties_d["d"])))
             if "d_conservative" in methods:
-                low = {b: r.conservative for b, r in of_record.items()}
+                low = {b: r.conservative for b, r in rated.items()}
                 out["d_conservative"].append((matches, order(low, ties_d["d_conservative"])))
     return out
 
 
 def replicate_many(
     job: tuple[list[PoolSet], int, int, int, list[int]]
-    | tuple[list[PoolSet], int, int, int, list[int], Sequence[str]],
+    | tuple[list[PoolSet], int, int, int, list[int], Sequence[str]]
+    | tuple[list[PoolSet], int, int, int, list[int], Sequence[str], TrueSkillSettings],
 ) -> list[dict[str, list[tuple[int, bool]]]]:
     """Replications for a list of seeds (one worker's share); the methods are the job's
-    sixth item, (a), (b), (c) without one (what bench/rating_efficiency.py asks for)."""
+    sixth item, (a), (b), (c) without one (what bench/rating_efficiency.py asks for), and
+    (d)'s settings its seventh, the rating of record's defaults without one."""
     pool, n, seats, max_matches, seeds = job[:5]
     methods = job[5] if len(job) > 5 else OLD_METHODS
-    return [replicate(pool, n, seats, max_matches, seed, methods) for seed in seeds]
+    of_record = job[6] if len(job) > 6 else None
+    return [replicate(pool, n, seats, max_matches, seed, methods, of_record) for seed in seeds]
 
 
 def first_reaching(curve: Sequence[tuple[int, float]]) -> int | None:
@@ -383,12 +420,18 @@ def ratio(
     boot = [both(rng.choices(range(count), k=count)) for _ in range(BOOTSTRAP)]
     result: dict[str, Any] = {}
     for key in ("grid", "interpolated"):
-        values = sorted(math.inf if b[key] is None else b[key] for b in boot)
+        values = sorted(math.inf if (x := b[key]) is None else x for b in boot)
         low, high = values[int(0.05 * BOOTSTRAP)], values[int(0.95 * BOOTSTRAP) - 1]
         point = whole[key]
         result[key] = None if point is None else round(point, 3)
         result[f"interval_{key}"] = [None if math.isinf(x) else round(x, 3) for x in (low, high)]
     return result
+
+
+def of_record(args: argparse.Namespace) -> TrueSkillSettings:
+    """(d)'s settings: the rating of record's defaults, with --ts-beta and
+    --ts-draw-probability when given."""
+    return TrueSkillSettings(beta=args.ts_beta, draw_probability=args.ts_draw_probability)
 
 
 def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -401,8 +444,9 @@ def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
     played = time.perf_counter() - started
     runs: dict[str, list[list[tuple[int, bool]]]] = {m: [] for m in METHODS}
     chunks = [list(range(args.replications))[w :: args.workers] for w in range(args.workers)]
+    record = of_record(args)
     with ProcessPoolExecutor(args.workers) as executor:
-        jobs = [(pool, n, seats, args.max_matches, chunk, METHODS) for chunk in chunks]
+        jobs = [(pool, n, seats, args.max_matches, chunk, METHODS, record) for chunk in chunks]
         for done in executor.map(replicate_many, jobs):
             for one in done:
                 for method, points in one.items():
@@ -429,7 +473,9 @@ def bench_game(game: str, args: argparse.Namespace) -> dict[str, Any]:
         "field_noise": list(noises),
         "pool": {"sets": sets, "matches": sets * len(pool[0][1]), "seconds": round(played, 1)},
         "grid_matches": len({t for t, _ in pool}) * len(pool[0][1]),
+        "of_record": {"beta": record.beta, "draw_probability": record.draw_probability},
         "verify": verify(pool, n),
+        "tie_rate": tie_rate(pool),
         "luck_removed": luck_removed(pool, n),
         "methods": result,
         "ratios": ratios,
@@ -454,7 +500,13 @@ def print_game(out: dict[str, Any]) -> None:
     zs = ", ".join(f"{g['gap']:+.2f} (z {g['z']:.1f})" for g in v["adjacent"])
     print(
         f"order by mean score a match: {means}; adjacent gaps {zs}; "
-        f"{'confirmed' if v['order_confirmed'] else 'NOT confirmed'}"
+        f"{'confirmed' if v['order_confirmed'] else 'NOT confirmed'}; "
+        f"tied pairs of seats {out['tie_rate']:.3f}"
+    )
+    record = out["of_record"]
+    print(
+        f"(d) TrueSkill beta {record['beta']:.4g}, "
+        f"draw probability {record['draw_probability']:.4g}"
     )
     print(
         "luck a set removes per adjacent pair (variance independent/duplicate): "
@@ -502,6 +554,19 @@ def main() -> None:
         "--noise", default="", help="field noises strongest first, e.g. 0,0.5,0.75,1"
     )
     parser.add_argument(
+        "--ts-beta",
+        type=float,
+        default=DEFAULT_BETA,
+        help=f"beta of the TrueSkill rating of record (d) (default {DEFAULT_BETA:.4g})",
+    )
+    parser.add_argument(
+        "--ts-draw-probability",
+        type=float,
+        default=DEFAULT_DRAW_PROBABILITY,
+        help="draw probability of the TrueSkill rating of record (d) "
+        f"(default {DEFAULT_DRAW_PROBABILITY:.4g})",
+    )
+    parser.add_argument(
         "--no-compare", action="store_true", help="skip the compare bench (no 'compare' key)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -530,6 +595,10 @@ def main() -> None:
                     "replications": args.replications,
                     "max_matches": args.max_matches,
                     "tie_break": "random",
+                    "of_record": {
+                        "beta": args.ts_beta,
+                        "draw_probability": args.ts_draw_probability,
+                    },
                     "targets_hold": all(r["targets_hold"] for r in results),
                     "games": results,
                 },
