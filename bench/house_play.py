@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from games.registry import get_game
-from server import protocol
+from server.codec import protocol
 
 
 def rule_bot(name: str) -> Callable[[Any], str]:

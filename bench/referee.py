@@ -42,10 +42,10 @@ import grpc  # noqa: E402
 
 from cardshark.v1 import referee_pb2 as pb  # noqa: E402
 from games.registry import all_games, get_game  # noqa: E402
-from server import protocol  # noqa: E402
-from server.arena import Arena  # noqa: E402
-from server.cpu_pin import CpuChoiceError, parse_cpu, pin_process  # noqa: E402
-from server.sandbox import NO_SANDBOX, SandboxPolicy  # noqa: E402
+from server.bots.cpu_pin import CpuChoiceError, parse_cpu, pin_process  # noqa: E402
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy  # noqa: E402
+from server.codec import protocol  # noqa: E402
+from server.play.arena import Arena  # noqa: E402
 
 RANDOM_BOT = [sys.executable, str(ROOT / "clients" / "python" / "examples" / "random_bot.py")]
 RAW_METHOD = "/bench.PingPong/Play"

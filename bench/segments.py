@@ -26,7 +26,10 @@ from typing import Any
 
 from referee import ROOT, RawSide, RefereeSide, captured_requests  # bench/referee.py
 
-from server import hub, local_transport, referee, service
+from server.match import hub
+from server.match import runner as referee
+from server.transport import local as local_transport
+from server.transport import service
 
 assert ROOT.is_dir()
 Marks = list[tuple[str, float]]

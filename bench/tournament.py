@@ -34,11 +34,12 @@ from typing import Any, TypeVar
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.arena import Arena  # noqa: E402
-from server.load import fitting_concurrency  # noqa: E402
-from server.preflight import BotToStart, start_managed  # noqa: E402
-from server.sandbox import SandboxPolicy, unavailable_reason  # noqa: E402
-from server.tournament_runner import Progress, database_authenticator, run_tournament  # noqa: E402
+from server.bots.sandbox import SandboxPolicy, unavailable_reason  # noqa: E402
+from server.bots.start import BotToStart  # noqa: E402
+from server.play.arena import Arena  # noqa: E402
+from server.play.load import fitting_concurrency  # noqa: E402
+from server.play.preflight import start_managed  # noqa: E402
+from server.play.tournament import Progress, database_authenticator, run_tournament  # noqa: E402
 from tournaments.models import Match, Tournament  # noqa: E402
 from tournaments.schedule import min_covering_tables, seatings_per_table  # noqa: E402
 from tournaments.store import FinishedMatch, Store  # noqa: E402

@@ -34,7 +34,7 @@ from sqlalchemy import insert  # noqa: E402
 
 from games.base import competition_ranks  # noqa: E402
 from games.registry import get_game  # noqa: E402
-from server.web import make_app  # noqa: E402
+from server.web.app import make_app  # noqa: E402
 from tournaments.models import (  # noqa: E402
     Bot,
     BotRating,

@@ -35,7 +35,7 @@ import procrastinate
 import psycopg
 from procrastinate.types import JSONDict
 
-from server.worker import queue_connector
+from server.workers.worker import queue_connector
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]

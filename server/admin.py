@@ -19,9 +19,9 @@ from cardshark.v1 import admin_pb2 as pb
 from cardshark.v1 import admin_pb2_grpc
 from games.errors import GameError, UnknownGameError
 from games.registry import all_games
-from server import protocol
-from server.arena import Arena
-from server.tournament_runner import Progress, run_tournament
+from server.codec import protocol
+from server.play.arena import Arena
+from server.play.tournament import Progress, run_tournament
 from tournaments.errors import NotFoundError, TournamentError
 from tournaments.models import Bot, TournamentStatus
 from tournaments.store import Store, TournamentProgress

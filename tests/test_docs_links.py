@@ -140,7 +140,7 @@ def test_the_scan_finds_the_documents_and_their_references() -> None:
 
 def test_the_checker_tells_a_missing_file_from_a_present_one(tmp_path: Path) -> None:
     doc = ROOT / "docs" / "protocol.md"
-    assert exists("server/hub.py", doc) and exists("clients/", doc)
+    assert exists("server/match/hub.py", doc) and exists("clients/", doc)
     assert exists("docs/rules/<game>.md", doc) and exists("rules/knaves.md", doc)
     assert exists("proto/cardshark/v1/*.proto", doc)
     assert not exists("server/no_such_file.py", doc)

@@ -13,7 +13,7 @@ from google.protobuf import json_format, struct_pb2
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import all_games, get_game
-from server import protocol
+from server.codec import protocol
 
 ROOT = Path(__file__).resolve().parents[1]
 BUF = ROOT / "proto" / "node_modules" / ".bin" / "buf"

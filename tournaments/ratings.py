@@ -161,9 +161,7 @@ def apply_set(
         for b in bot_ids:
             if b not in before:
                 before[b] = current.get(b, settings.initial())
-    now = {
-        b: settings.between_tournaments(r) if b in carried else r for b, r in before.items()
-    }
+    now = {b: settings.between_tournaments(r) if b in carried else r for b, r in before.items()}
     for bot_ids, ranks in matches:
         after = rate_match(settings, [now[b] for b in bot_ids], ranks)
         now.update(zip(bot_ids, after, strict=True))

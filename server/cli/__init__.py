@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 
-from server.bot_code import default_budget
+from server.bots.code import default_budget
 from server.cli.bot_show import bot_show
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app

@@ -17,8 +17,9 @@ import grpc
 import typer
 
 from games.registry import get_game
-from server.arena import Arena
-from server.bots import ManagedBot
+from server.bots.process import ManagedBot
+from server.bots.sandbox import SandboxPolicy
+from server.bots.start import BotToStart
 from server.cli.common import (
     EXAMPLES,
     REMOTE_PORT,
@@ -38,13 +39,13 @@ from server.cli.common import (
     stored_code,
 )
 from server.cli.demo import demo_bots
-from server.hub import BotIdentity
-from server.preflight import BotToStart, start_managed
-from server.records import ClockSettings, Fault, MatchRecord
-from server.request_of_step import request_of_fault
-from server.sandbox import SandboxPolicy
-from server.service import Authenticator, Refusal
-from server.tournament_runner import database_authenticator, identity_for
+from server.match.hub import BotIdentity
+from server.match.records import ClockSettings, Fault, MatchRecord
+from server.play.arena import Arena
+from server.play.preflight import start_managed
+from server.play.tournament import database_authenticator, identity_for
+from server.transport.service import Authenticator, Refusal
+from server.views.request_of_step import request_of_fault
 
 REMOTE_WAIT_S = 300.0
 TAIL_LINES = 10

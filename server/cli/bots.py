@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from server.bot_archive import (
+from server.bots.archive import (
     DEFAULT_CAP_BYTES,
     ArchiveError,
     ArchiveTooLargeError,

@@ -17,16 +17,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from games.errors import GameError
-from server.bot_archive import ArchiveError
-from server.bot_code import cache_for
-from server.clocks import CLOCK_KINDS
-from server.sandbox import (
+from server.bots.archive import ArchiveError
+from server.bots.code import cache_for
+from server.bots.sandbox import (
     BotLimits,
     SandboxError,
     SandboxPolicy,
     unavailable_reason,
 )
-from server.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
+from server.match.clocks import CLOCK_KINDS
+from server.transport.tls import TlsConfig, TlsFileError, load_tls, plain_tcp_warning
 from tournaments.db import DEFAULT_URL, parse_url
 from tournaments.errors import SchemaOutdatedError, SchemaVersionError, TournamentError
 from tournaments.store import Store
@@ -86,7 +86,7 @@ TransportOption = Annotated[
 
 def check_transport(transport: str) -> None:
     """Refuse an unknown --transport in one line, before anything is opened or stored."""
-    from server.arena import TRANSPORTS
+    from server.play.arena import TRANSPORTS
 
     if transport not in TRANSPORTS:
         fail(

@@ -25,8 +25,11 @@ from typing import Annotated, Any
 import typer
 
 from games.registry import get_game
-from server.arena import Arena
-from server.bots import ManagedBot
+from server.bots.house import house_bot as stored_house_bot
+from server.bots.house import is_house, parse_house
+from server.bots.process import ManagedBot
+from server.bots.sandbox import SandboxPolicy
+from server.bots.start import BotToStart
 from server.cli.common import (
     DbOption,
     JsonOption,
@@ -42,12 +45,10 @@ from server.cli.common import (
     sandbox_policy,
     stored_code,
 )
-from server.house import house_bot as stored_house_bot
-from server.house import is_house, parse_house
-from server.hub import BotIdentity
-from server.preflight import BotToStart, start_managed
-from server.records import ClockSettings, MatchRecord
-from server.sandbox import SandboxPolicy
+from server.match.hub import BotIdentity
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
+from server.play.preflight import start_managed
 from tournaments.schedule import SEED_LIMIT
 from tournaments.sequential import (
     MIN_SETS,

@@ -36,8 +36,8 @@ def upgrade_task_queue(db: str | None) -> None:
     # Imported here: procrastinate and psycopg come with the `postgres` extra only.
     import psycopg
 
-    from server.queue_schema import upgrade_queue
-    from server.worker import conninfo
+    from server.workers.queue import upgrade_queue
+    from server.workers.worker import conninfo
 
     with clear_errors():
         try:

@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 
 from games.registry import get_game
+from server.bots.sandbox import (
+    unavailable_reason,
+)
 from server.cli.common import (
     EXAMPLES,
     DbOption,
@@ -20,9 +23,6 @@ from server.cli.common import (
 )
 from server.cli.running import run_with_progress
 from server.cli.tournament_show import show_ending
-from server.sandbox import (
-    unavailable_reason,
-)
 
 
 def demo_bots(game: str, seats: int) -> dict[str, str]:

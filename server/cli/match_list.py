@@ -10,7 +10,7 @@ import typer
 from games.registry import get_game
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from server.cli.tables import Column, WideOption, print_table
-from server.records import FAULT_KINDS
+from server.match.records import FAULT_KINDS
 from tournaments.models import MatchStatus
 from tournaments.store import MatchSummary
 

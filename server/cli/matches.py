@@ -20,7 +20,7 @@ from server.cli.common import (
     fail,
     open_store,
 )
-from server.transcript import Hand, Step, Trick, by_hand, seat_code, seat_names, transcript
+from server.views.transcript import Hand, Step, Trick, by_hand, seat_code, seat_names, transcript
 from tournaments.store import MatchDetail
 
 match_app = command_group("Find and inspect matches.")

@@ -19,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
 from server.cli.common import (
     check_clock,
     console,
@@ -27,15 +28,14 @@ from server.cli.common import (
     remote_port,
     require_sandbox,
 )
-from server.load import concurrency_warning, fitting_concurrency
-from server.records import REMOTE_WAIT_S
-from server.sandbox import NO_SANDBOX, SandboxPolicy
-from server.tls import TlsConfig
+from server.match.records import REMOTE_WAIT_S
+from server.play.load import concurrency_warning, fitting_concurrency
+from server.transport.tls import TlsConfig
 from tournaments.models import TournamentStatus
 from tournaments.store import Store
 
 if TYPE_CHECKING:
-    from server.tournament_runner import Progress as RunProgress
+    from server.play.tournament import Progress as RunProgress
 
 PLAIN_UPDATES = 20  # progress lines a run prints when stderr is not a terminal
 
@@ -181,7 +181,7 @@ def run_with_progress(
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
     check_clock(clock)
-    from server.tournament_runner import run_tournament
+    from server.play.tournament import run_tournament
 
     status = store.tournament_status(tournament_id)
     if status.tournament.status == TournamentStatus.INTERRUPTED.value:

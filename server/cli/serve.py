@@ -84,8 +84,8 @@ def serve(
     tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
-    from server.arena import Arena
-    from server.tournament_runner import database_authenticator
+    from server.play.arena import Arena
+    from server.play.tournament import database_authenticator
 
     try:
         admin_token, token_warning = admin_token_source(admin_token, admin_token_file, sys.argv)
@@ -170,7 +170,7 @@ async def start_web(
 
     import uvicorn
 
-    from server.web import make_app
+    from server.web.app import make_app
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

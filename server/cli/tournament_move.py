@@ -1,6 +1,6 @@
 """`cardshark tournament move`: another worker plays a tournament's matches from now on.
 
-server.worker is imported where it is used: procrastinate needs psycopg, which only the
+server.workers.worker is imported where it is used: procrastinate needs psycopg, which only the
 `postgres` extra installs."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def tournament_move(
         fail("give --worker NAME (the worker that plays it from now on) or --any, not both")
     if worker is not None and not worker.strip():
         fail("--worker needs a worker's name (its --name)")
-    from server.worker import QUEUE, move_jobs, worker_queue
+    from server.workers.worker import QUEUE, move_jobs, worker_queue
 
     with open_store(db) as store:
         if store.engine.dialect.name != "postgresql":

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from games.registry import get_game
+from server.bots.house import resolve_names
 from server.cli.common import (
     REMOTE_HINT,
     AllowAbsentOption,
@@ -45,8 +46,7 @@ from server.cli.running import run_with_progress
 from server.cli.tables import Column, WideOption, print_table
 from server.cli.tournament_show import show_ending
 from server.cli.until_confident import play_until_confident
-from server.house import resolve_names
-from server.records import REMOTE_WAIT_S
+from server.match.records import REMOTE_WAIT_S
 from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
 from tournaments.store import Store, TournamentProgress
 

@@ -1,6 +1,6 @@
 """`cardshark worker` and `cardshark tournament create`: matches played by workers.
 
-server.worker is imported where it is used: procrastinate needs psycopg, which only the
+server.workers.worker is imported where it is used: procrastinate needs psycopg, which only the
 `postgres` extra installs, and the rest of the command must work without it."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from server.bots.cpu_pin import AUTO, CpuChoiceError, CpuClaim, claim_cpu, parse_cpu, pin_process
+from server.bots.house import resolve_names
 from server.cli.common import (
     BotCpuOption,
     BotMemoryOption,
@@ -34,8 +36,6 @@ from server.cli.common import (
     sandbox_policy,
     tls_options,
 )
-from server.cpu_pin import AUTO, CpuChoiceError, CpuClaim, claim_cpu, parse_cpu, pin_process
-from server.house import resolve_names
 from tournaments.models import Tournament
 
 
@@ -94,7 +94,7 @@ def worker(
     """Play queued matches of any tournament in a shared PostgreSQL database (and those
     created with --worker NAME, this worker's name), with managed bots started here and, with
     --port, remote bots connected here; SIGTERM finishes the match in play, then stops."""
-    from server.worker import WorkerSettings, conninfo, default_name, run_worker
+    from server.workers.worker import WorkerSettings, conninfo, default_name, run_worker
 
     with clear_errors():
         conninfo(db)  # refuses a database that is not PostgreSQL, in one line
@@ -230,7 +230,7 @@ def tournament_create(
 
 
 async def _queue(url: str, tournament: Tournament, indices: list[int]) -> int:
-    from server.worker import ensure_queue_schema, make_app, queue_matches
+    from server.workers.worker import ensure_queue_schema, make_app, queue_matches
 
     app = make_app(url)
     async with app.open_async():

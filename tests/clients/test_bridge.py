@@ -11,9 +11,9 @@ import pytest
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot.bridge import bridge_main, parse_decision, to_json_line
-from server.arena import Arena
-from server.bots import ManagedBot
-from server.records import ClockSettings, MatchRecord
+from server.bots.process import ManagedBot
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable

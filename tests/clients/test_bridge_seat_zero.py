@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from games.registry import all_games, get_game
-from server.arena import Arena
-from server.protocol import view_field
-from server.records import ClockSettings, MatchRecord
+from server.codec.protocol import view_field
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
 
 PYTHON = sys.executable
 READER = Path(__file__).parent / "bots" / "reader.py"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from games.registry import all_games, get_game
-from server.arena import TRANSPORTS, Arena
-from server.records import ClockSettings, MatchRecord
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import TRANSPORTS, Arena
 from tests.clients.kits import KITS, kit_commands
 
 # generous: the machine is small and a full test run keeps it busy

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from server.arena import TRANSPORTS, Arena
-from server.bots import ManagedBot
-from server.tournament_runner import database_authenticator, run_tournament
+from server.bots.process import ManagedBot
+from server.play.arena import TRANSPORTS, Arena
+from server.play.tournament import database_authenticator, run_tournament
 from tests.clients.kits import KITS, PYTHON, ROOT, kit_commands
 from tournaments.store import Store
 

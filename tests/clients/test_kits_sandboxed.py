@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from server.arena import TRANSPORTS
+from server.play.arena import TRANSPORTS
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -31,11 +31,12 @@ from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-d
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
-from server.arena import Arena
-from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS, LocalSession
-from server.protocol import decision_request
-from server.records import ClockSettings, MatchRecord
-from server.sandbox import NO_SANDBOX, SandboxPolicy
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.codec.bot_env import FD3_LAUNCHER, SERVER_ADDRESS
+from server.codec.protocol import decision_request
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
+from server.transport.local import LocalSession
 from tests.clients.kits import KITS, PYTHON, ROOT, kit_commands
 
 NAMES = {

@@ -21,8 +21,9 @@ import pytest
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot.local import FrameBuffer as KitFrames
 from cardshark_bot.local import FrameError as KitFrameError
-from server.limits import MAX_MESSAGE_BYTES
-from server.local_transport import FD3_LAUNCHER, FrameBuffer, FrameError, frame, split_frames
+from server.codec.bot_env import FD3_LAUNCHER
+from server.match.limits import MAX_MESSAGE_BYTES
+from server.transport.local import FrameBuffer, FrameError, frame, split_frames
 
 LOST = "cardshark: the server closed fd:3 without a Goodbye; stopping"
 FINISHED = "cardshark: tournament finished; nothing more to play"

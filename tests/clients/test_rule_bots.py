@@ -17,7 +17,7 @@ from games.kansas_city import GAME as KANSAS_CITY
 from games.kill import GAME as KILL
 from games.knives import GAME as KNIVES
 from games.ninja_whist import GAME as NINJA_WHIST
-from server.protocol import decision_request
+from server.codec.protocol import decision_request
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples"
 

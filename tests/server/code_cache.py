@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from server.bot_code import USES
+from server.bots.code import USES
 
 
 def entries(root: Path) -> list[str]:

@@ -10,12 +10,12 @@ import asyncio
 import sys
 import tempfile
 
-from server.arena import Arena
-from server.sandbox import NO_SANDBOX, SandboxPolicy
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.play.arena import Arena
 from tests.server.conftest import RANDOM_BOT
 
 SLEEPER = "987654322"
-ESCAPING_BOT = ["/bin/sh", "-c", f"setsid sleep {SLEEPER} & exec \"$0\" \"$@\"", *RANDOM_BOT]
+ESCAPING_BOT = ["/bin/sh", "-c", f'setsid sleep {SLEEPER} & exec "$0" "$@"', *RANDOM_BOT]
 
 
 async def main(count: int, mode: str, sandboxed: bool) -> None:

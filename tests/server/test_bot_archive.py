@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from server.bot_archive import ArchiveError, ArchiveTooLargeError, PackedDirectory, pack_directory
-from server.bot_code import USES, CodeCache, place_code, tree_bytes
-from server.bots import ManagedBot
-from server.preflight import BotToStart
+from server.bots.archive import ArchiveError, ArchiveTooLargeError, PackedDirectory, pack_directory
+from server.bots.code import USES, CodeCache, place_code, tree_bytes
+from server.bots.process import ManagedBot
+from server.bots.start import BotToStart
 from tests.server.code_cache import entries
 
 

@@ -15,8 +15,8 @@ import pytest
 from google.protobuf import json_format
 
 from cardshark.v1 import referee_pb2 as pb
-from server.referee import fallback_index
-from server.sandbox import unavailable_reason
+from server.bots.sandbox import unavailable_reason
+from server.match.runner import fallback_index
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,13 +11,13 @@ from typing import Any
 import grpc
 import pytest
 
-import server.app
-import server.service
+import server.transport.grpc_server
+import server.transport.service
 from cardshark.v1 import referee_pb2 as pb
-from server.arena import Arena
-from server.limits import cap_text, server_options
-from server.records import ClockSettings
-from server.service import RefereeService
+from server.match.limits import cap_text, server_options
+from server.match.records import ClockSettings
+from server.play.arena import Arena
+from server.transport.service import RefereeService
 from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT
 
 CLOCK = ClockSettings(move_ms=1000, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=20)
@@ -95,7 +95,9 @@ def test_a_second_stream_with_a_live_bots_token_is_refused_and_the_bot_plays_on(
 def test_a_connection_that_never_speaks_is_closed_at_the_handshake_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.app, "SERVER_OPTIONS", server_options(handshake_timeout_ms=1000))
+    monkeypatch.setattr(
+        server.transport.grpc_server, "SERVER_OPTIONS", server_options(handshake_timeout_ms=1000)
+    )
 
     async def run() -> float:
         async with Arena(log_dir=tmp_path) as arena:
@@ -116,7 +118,7 @@ def test_a_connection_that_never_speaks_is_closed_at_the_handshake_timeout(
 def test_a_stream_without_hello_is_closed_at_the_hello_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.service, "HELLO_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(server.transport.service, "HELLO_TIMEOUT_S", 1.0)
 
     async def run() -> float:
         async with (
@@ -141,8 +143,8 @@ def test_streams_waiting_for_hello_are_capped_and_the_cap_frees_up(
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(server.app, "RefereeService", Recorded)
-    monkeypatch.setattr(server.service, "MAX_UNAUTHENTICATED", 3)
+    monkeypatch.setattr(server.transport.grpc_server, "RefereeService", Recorded)
+    monkeypatch.setattr(server.transport.service, "MAX_UNAUTHENTICATED", 3)
 
     async def run() -> None:
         async with Arena(log_dir=tmp_path) as arena:

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.bots.house import HouseBot
 from server.cli.compare import progress_line, set_difference, set_seats
-from server.house import HouseBot
 from tournaments.sequential import SprtSettings, sprt_steps
 from tournaments.store import Store
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.cpu_pin import (
+from server.bots.cpu_pin import (
     AUTO,
     LOCK_DIR_ENV,
     NONE,
@@ -73,7 +73,7 @@ def test_workers_that_cannot_see_each_others_locks_spread_over_the_cores(
     script = """
         import os, sys
         from pathlib import Path
-        from server.cpu_pin import claim_cpu
+        from server.bots.cpu_pin import claim_cpu
         print(claim_cpu("auto", Path(sys.argv[1])).cpu, os.getpid())
         """
     taken = []
@@ -96,7 +96,7 @@ def test_a_core_held_by_another_process_is_skipped_and_freed_by_its_death(
         f"""
         import sys
         from pathlib import Path
-        from server.cpu_pin import claim_cpu
+        from server.bots.cpu_pin import claim_cpu
         claim = claim_cpu({CPUS[0]}, Path({str(tmp_path)!r}))
         print(claim.cpu, claim.shared, flush=True)
         sys.stdin.read()
@@ -195,7 +195,7 @@ def test_pinning_covers_threads_started_before_and_processes_started_after() -> 
     proc = python_child(
         f"""
         import subprocess, threading, time
-        from server.cpu_pin import pin_process
+        from server.bots.cpu_pin import pin_process
         ready, done = threading.Event(), threading.Event()
         def idle():
             ready.set()

@@ -13,10 +13,10 @@ from google.protobuf import json_format
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot import BotClient
 from games.registry import all_games, get_game
-from server import protocol
-from server.arena import Arena
-from server.local_transport import serve_socket, socket_pair
-from server.records import ClockSettings, MatchRecord
+from server.codec import protocol
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
+from server.transport.local import serve_socket, socket_pair
 from tests.server.conftest import RANDOM_BOT, TRANSPORTS
 
 CLOCK = ClockSettings(move_ms=2000)

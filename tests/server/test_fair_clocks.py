@@ -16,18 +16,18 @@ from pathlib import Path
 import pytest
 
 from cardshark.v1 import referee_pb2 as pb
-from server.arena import Arena
-from server.clocks import wall_cap
-from server.hub import BotHub, BotIdentity, BotSession, Reply
-from server.load import (
+from server.bots.sandbox import SandboxPolicy
+from server.match.clocks import wall_cap
+from server.match.hub import BotHub, BotIdentity, BotSession, Reply
+from server.match.records import ClockSettings
+from server.play.arena import Arena
+from server.play.load import (
     AdaptiveLimit,
     StormWatch,
     concurrency_warning,
     cores,
     fitting_concurrency,
 )
-from server.records import ClockSettings
-from server.sandbox import SandboxPolicy
 from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT, ROOT
 
 CARDSHARK = str(Path(sys.executable).with_name("cardshark"))
@@ -35,7 +35,13 @@ EXAMPLES = ROOT / "clients" / "python" / "examples"
 
 
 def tournament(
-    cwd: Path, game: str, script: str, bots: int, tables: int, move_ms: int, concurrency: int,
+    cwd: Path,
+    game: str,
+    script: str,
+    bots: int,
+    tables: int,
+    move_ms: int,
+    concurrency: int,
     *extra: str,
 ) -> tuple[dict[str, float], tuple[int, int], str, int, str]:
     """Per-bot score totals, (faults, forfeits), stderr, matches voided for load and the
@@ -47,15 +53,34 @@ def tournament(
     for name in names:
         subprocess.run(
             [CARDSHARK, "bot", "add", name, "--command", command],
-            cwd=cwd, env=env, check=True, capture_output=True,
+            cwd=cwd,
+            env=env,
+            check=True,
+            capture_output=True,
         )
     run = subprocess.run(
         [
-            CARDSHARK, "tournament", "run", game, "--bots", ",".join(names), "--seed", "5",
-            "--tables", str(tables), "--move-ms", str(move_ms),
-            "--concurrency", str(concurrency), *extra,
+            CARDSHARK,
+            "tournament",
+            "run",
+            game,
+            "--bots",
+            ",".join(names),
+            "--seed",
+            "5",
+            "--tables",
+            str(tables),
+            "--move-ms",
+            str(move_ms),
+            "--concurrency",
+            str(concurrency),
+            *extra,
         ],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert run.returncode == 0, run.stderr
     with sqlite3.connect(cwd / "cs.db") as db:

@@ -9,8 +9,8 @@ import pytest
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
-from server.arena import Arena
-from server.records import ClockSettings, MatchRecord
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
 from tests.server.conftest import HOSTILE_BOT, RANDOM_BOT, TRANSPORTS
 
 CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=8)

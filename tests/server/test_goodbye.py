@@ -1,6 +1,6 @@
 """The end of play is in the protocol: a Goodbye on every open stream, then status OK.
 
-Real servers (server.arena.Arena) and real bot processes over real gRPC: at the end of a
+Real servers (server.play.arena.Arena) and real bot processes over real gRPC: at the end of a
 tournament its remote and managed bots are told "tournament finished" and exit 0 by
 themselves, printing one line, well before the 30 s an SDK waits for a server that is gone;
 a server shutting down tells every connected bot so; a bot that ignores its Goodbye is
@@ -19,9 +19,9 @@ from typing import Any
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot import BotClient
-from server.arena import GOODBYE_EXIT_S, Arena
-from server.bots import ManagedBot
-from server.tournament_runner import database_authenticator, run_tournament
+from server.bots.process import ManagedBot
+from server.play.arena import GOODBYE_EXIT_S, Arena
+from server.play.tournament import database_authenticator, run_tournament
 from tests.server.conftest import RANDOM_BOT
 from tournaments.models import MatchStatus
 from tournaments.store import Store

@@ -1,6 +1,6 @@
 """Connections that never say Hello are closed soon, whatever calls they open, and capped.
 
-A real server (server.arena.Arena, in this process, so its descriptors are this process's)
+A real server (server.play.arena.Arena, in this process, so its descriptors are this process's)
 on 127.0.0.1; real bot processes play over TCP and the Unix socket while a process of 200
 Hello-less gRPC connections, each its own TCP connection, opens a Play stream on each every
 5 s. Time is read, never slept on: every wait polls the server's state with a deadline.
@@ -22,12 +22,12 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-import server.app
-import server.service
-from server.arena import Arena
-from server.connections import ConnectionGuard, Refused, address_of
-from server.limits import MAX_CONNECTION_AGE_MS, server_options
-from server.records import ClockSettings, MatchRecord
+import server.transport.grpc_server
+import server.transport.service
+from server.match.limits import MAX_CONNECTION_AGE_MS, server_options
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena
+from server.transport.connections import ConnectionGuard, Refused, address_of
 from tests.server.conftest import RANDOM_BOT
 from tests.server.test_bounds import RawBot
 from tests.server.test_goodbye import start_remote
@@ -180,7 +180,7 @@ def test_200_hello_less_connections_are_closed_by_12_s_and_honest_play_goes_on(
 def test_every_call_of_a_connection_ends_at_its_hello_deadline_and_then_it_closes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server.service, "HELLO_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(server.transport.service, "HELLO_TIMEOUT_S", 2.0)
     later_s = 1.2  # when the later calls open: a stream timed alone would end at 3.2 s
 
     async def run() -> tuple[list[float], float]:
@@ -228,7 +228,7 @@ def test_connections_on_a_port_are_capped(tmp_path: Path, monkeypatch: pytest.Mo
     options = server_options(
         max_connections=4, max_connection_idle_ms=600_000, max_connection_age_ms=600_000
     )
-    monkeypatch.setattr(server.app, "SERVER_OPTIONS", options)
+    monkeypatch.setattr(server.transport.grpc_server, "SERVER_OPTIONS", options)
 
     async def run() -> list[bool]:
         async with Arena(log_dir=tmp_path) as arena:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from server.house import HouseBot, HouseNameError, house_bot, parse_house, resolve_names
-from server.protocol import bot_random_seed
+from server.bots.house import HouseBot, HouseNameError, house_bot, parse_house, resolve_names
+from server.codec.protocol import bot_random_seed
 from tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]

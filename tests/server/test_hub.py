@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from cardshark.v1 import referee_pb2 as pb
-from server.hub import BotHub, BotIdentity, BotSession
+from server.match.hub import BotHub, BotIdentity, BotSession
 
 
 class FakeMatch:
@@ -144,7 +144,7 @@ def test_armed_requests_expire_at_their_own_deadlines_and_answered_ones_never() 
 
 
 def test_a_bot_in_several_matches_shares_its_cpu_among_its_open_requests() -> None:
-    from server.hub import cpu_share
+    from server.match.hub import cpu_share
 
     assert cpu_share(0.06, 1) == 0.06  # alone: all of it is this request's
     assert cpu_share(0.06, 3) == 0.02  # three open at once: a third each

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from games.registry import get_game
-from server.arena import Arena
-from server.live_matches import LIVE, LiveMatch, LiveMatches
-from server.records import ClockSettings
-from server.web_spectate import DELAY, Spectator
+from server.match.live import LIVE, LiveMatch, LiveMatches
+from server.match.records import ClockSettings
+from server.play.arena import Arena
+from server.web.spectate import DELAY, Spectator
 from tests.server.conftest import RANDOM_BOT
 
 CLOCK = ClockSettings(move_ms=2000)

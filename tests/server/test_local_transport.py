@@ -19,12 +19,14 @@ import pytest
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
-from server import service
-from server.arena import Arena, check_transport
-from server.hub import BotHub
-from server.limits import MAX_MESSAGE_BYTES
-from server.local_transport import (
-    FD3_LAUNCHER,
+from server.bots.sandbox import SandboxPolicy, unavailable_reason
+from server.codec.bot_env import FD3_LAUNCHER
+from server.match.hub import BotHub
+from server.match.limits import MAX_MESSAGE_BYTES
+from server.match.records import ClockSettings, MatchRecord
+from server.play.arena import Arena, check_transport
+from server.transport import service
+from server.transport.local import (
     FrameError,
     LocalConnection,
     frame,
@@ -32,8 +34,6 @@ from server.local_transport import (
     socket_pair,
     split_frames,
 )
-from server.records import ClockSettings, MatchRecord
-from server.sandbox import SandboxPolicy, unavailable_reason
 from tests.server.conftest import HOSTILE_BOT, PYTHON, RANDOM_BOT, ROOT, TRANSPORTS
 
 CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=8)

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from server.bots import LOG_CAP_BYTES, ManagedBot
+from server.bots.process import LOG_CAP_BYTES, ManagedBot
 
 NOISY = (
     "import os, sys; sys.stderr.write(os.environ['CARDSHARK_SERVER'] + ' ' "

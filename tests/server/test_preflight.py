@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from server.arena import Arena
-from server.preflight import BotsDidNotStart
-from server.sandbox import SandboxError
-from server.tournament_runner import run_tournament
+from server.bots.sandbox import SandboxError
+from server.play.arena import Arena
+from server.play.preflight import BotsDidNotStart
+from server.play.tournament import run_tournament
 from tournaments.models import MatchStatus
 from tournaments.store import Store
 

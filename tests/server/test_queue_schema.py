@@ -13,8 +13,8 @@ from pathlib import Path
 import procrastinate
 import psycopg
 
-from server.queue_schema import BASELINE, VERSION_TABLE, migrations, newest, upgrade_queue
-from server.worker import conninfo, make_app
+from server.workers.queue import BASELINE, VERSION_TABLE, migrations, newest, upgrade_queue
+from server.workers.worker import conninfo, make_app
 
 ROOT = Path(__file__).resolve().parents[2]
 HOUSE = ",".join(f"house:knaves:noise={n}" for n in ("0", "0.5", "1"))

@@ -2,7 +2,7 @@
 
 from dataclasses import asdict
 
-from server.records import Fault, MatchRecord
+from server.match.records import Fault, MatchRecord
 
 
 def test_to_json_is_asdict_and_shares_nothing() -> None:

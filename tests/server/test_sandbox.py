@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from server.sandbox import (
+from server.bots.sandbox import (
     SandboxPolicy,
     bot_directory,
     cgroup_root,

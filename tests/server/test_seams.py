@@ -25,11 +25,12 @@ import pytest
 from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
 from games.registry import get_game
-from server import local_transport, service
-from server.hub import BotHub, BotIdentity, BotSession, Outgoing
-from server.records import ClockSettings, MatchRecord
-from server.referee import MatchRunner
-from server.sandbox import SandboxPolicy, confine
+from server.bots.sandbox import SandboxPolicy, confine
+from server.match.hub import BotHub, BotIdentity, BotSession, Outgoing
+from server.match.records import ClockSettings, MatchRecord
+from server.match.runner import MatchRunner
+from server.transport import local as local_transport
+from server.transport import service
 
 Chooser = Callable[[pb.DecisionRequest], str]
 

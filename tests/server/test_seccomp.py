@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from server.seccomp_filter import bot_filter, denied_calls, syscall_number
+from server.bots.seccomp_filter import bot_filter, denied_calls, syscall_number
 from tests.server.conftest import PYTHON, RANDOM_BOT, ROOT
 
 PROBER = ROOT / "tests" / "server" / "bots" / "syscall_prober.c"

@@ -8,8 +8,8 @@ import socket
 import time
 
 from cardshark.v1 import referee_pb2 as pb
-from server.hub import BotHub, BotIdentity, BotSession, PendingRequest, Reply
-from server.local_transport import (
+from server.match.hub import BotHub, BotIdentity, BotSession, PendingRequest, Reply
+from server.transport.local import (
     IDLE_WAIT_S,
     SPIN_S,
     LocalSession,

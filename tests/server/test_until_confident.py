@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from server.bots.house import HouseBot
 from server.cli.until_confident import play_until_confident
-from server.house import HouseBot
 from tournaments.confidence import ConfidenceGoal
 from tournaments.ratings import SeatOutcome
 from tournaments.standings import summarise
@@ -217,9 +217,10 @@ def test_interrupted_runs_resume_to_the_uninterrupted_verdict(whole: Whole, tmp_
     # The TrueSkill numbers rated live across the kill -9 and the resumes are those a
     # recompute from the stored matches gives, to the last bit.
     live = cli("rankings", "knaves", "--json", db=db).stdout
-    assert json.loads(live) and "recomputed knaves ratings" in cli(
-        "ratings", "recompute", "knaves", db=db
-    ).stdout
+    assert (
+        json.loads(live)
+        and "recomputed knaves ratings" in cli("ratings", "recompute", "knaves", db=db).stdout
+    )
     assert cli("rankings", "knaves", "--json", db=db).stdout == live
     # Resuming a tournament that reached its verdict plays nothing and says it again.
     again = cli("tournament", "resume", "1", db=db).stdout

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from games.registry import get_game
-from server.tournament_runner import run_tournament
+from server.play.tournament import run_tournament
 from tests.server.conftest import RANDOM_BOT
 from tournaments.models import MatchStatus
 from tournaments.store import Store

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
-from server.tournament_runner import run_tournament
+from server.play.tournament import run_tournament
 from tests.server.webkit import ROOT, chromium_page, serve_web
 from tournaments.models import Match
 from tournaments.store import Store

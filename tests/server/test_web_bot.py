@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.web import RECENT
+from server.web.app import RECENT
 from tests.server.webkit import chromium_page, play_match, serve_web
 from tournaments.store import Store
 

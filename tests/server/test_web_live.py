@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from server.tournament_runner import run_tournament
+from server.play.tournament import run_tournament
 from tests.server.webkit import ROOT, chromium_page, serve_web
 from tournaments.store import Store
 

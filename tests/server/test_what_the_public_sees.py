@@ -28,10 +28,10 @@ import pytest
 
 from games.base import Game, MatchState
 from games.registry import all_games, get_game
-from server.live_matches import LiveMatch
-from server.replay import replay_json
-from server.transcript import transcript
-from server.web_spectate import DELAY, Spectator
+from server.match.live import LiveMatch
+from server.views.replay import replay_json
+from server.views.transcript import transcript
+from server.web.spectate import DELAY, Spectator
 from tournaments.models import Match, Tournament
 from tournaments.store.matches import MatchDetail
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from server.worker import WORKER_LOST
+from server.workers.worker import WORKER_LOST
 from tests.conftest import PG_SUPERUSER, _free_port, _pg_bindir
 from tournaments.models import MatchStatus
 from tournaments.store import Store

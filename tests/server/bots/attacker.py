@@ -189,8 +189,12 @@ def main() -> None:
             report("memory", "survived with 4 GiB")
         return random.choice(request.legal_actions).id
 
-    client = BotClient(decide, server=os.environ["CARDSHARK_SERVER"],
-                       token=os.environ["CARDSHARK_TOKEN"], reconnect_s=5)
+    client = BotClient(
+        decide,
+        server=os.environ["CARDSHARK_SERVER"],
+        token=os.environ["CARDSHARK_TOKEN"],
+        reconnect_s=5,
+    )
     asyncio.run(client.run())
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from server.live_matches import LiveMatch, LiveMatches
-from server.web_live import RETRY_MS, STREAM_S, Pulse
+from server.match.live import LiveMatch, LiveMatches
+from server.web.live import RETRY_MS, STREAM_S, Pulse
 
 DELAY = 1  # decisions a spectator stays behind the table
 

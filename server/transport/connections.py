@@ -1,6 +1,6 @@
 """Connections that have not said Hello: one deadline for all their calls, and caps on them.
 
-gRPC closes a connection only when it is told GOAWAY (by age or idleness, server/limits.py)
+gRPC closes a connection only when it is told GOAWAY (by age or idleness, server/match/limits.py)
 and then has no call left open; this module makes every call of a connection that has not
 seated a bot end by one deadline, counted from the connection's first call, so that whatever
 streams a peer opens, its connection closes soon after. gRPC shows a call only its peer's
@@ -20,7 +20,7 @@ from typing import Any, TypeAlias
 
 import grpc
 
-from server.limits import MAX_CONNECTION_AGE_MS
+from server.match.limits import MAX_CONNECTION_AGE_MS
 
 MAX_PENDING_PER_ADDRESS = 8  # connections of one address with a call open and no Hello yet
 MAX_PENDING = 64  # such connections from all addresses

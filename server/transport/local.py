@@ -4,7 +4,7 @@ The same BotMessage/RefereeMessage stream as Referee.Play, each message preceded
 length as a protobuf varint ("delimited" framing), with no HTTP/2 under it. The server makes
 a socket pair per managed bot, keeps one end and hands the other to the process as its file
 descriptor 3 (CARDSHARK_SERVER=fd:3). Everything after the bytes are framed is shared with
-the gRPC service (server/service.py: check_hello, route): the hub and the referee see a
+the gRPC service (server/transport/service.py: check_hello, route): the hub and the referee see a
 BotSession and do not know which transport carries it. docs/protocol.md §1.2 is the spec.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import selectors
 import socket
 import time
@@ -23,14 +24,12 @@ from google.protobuf.internal.encoder import _VarintBytes  # type: ignore[attr-d
 from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
-from server import protocol, service
-from server.cpu_pin import usable_cpus
-from server.hub import BotHub, BotSession, Outgoing
-from server.limits import MAX_MESSAGE_BYTES
+from server.codec import protocol
+from server.match.hub import BotHub, BotSession, Outgoing
+from server.match.limits import MAX_MESSAGE_BYTES
+from server.transport import service
 
 log = logging.getLogger(__name__)
-BOT_FD = 3  # the descriptor a managed bot finds its end of the socket pair on
-SERVER_ADDRESS = f"fd:{BOT_FD}"  # its CARDSHARK_SERVER
 MAX_VARINT_BYTES = 10  # a 64-bit varint's longest encoding
 # Bytes queued for a bot that does not read them; past this the connection is closed (the
 # bot is disconnected) rather than the server's memory filled.
@@ -41,9 +40,6 @@ IDLE_WAIT_S = 0.1  # take_reply's longest wait when the loop has no timer at all
 # takes: with a core to spare the referee polls this long for the answer first.
 SPIN_S = 100e-6
 Idle = Callable[[], float | None]  # how long the loop could wait now; None: not at all
-# The shell line that moves the socket from the launcher's stdin to fd 3 and gives the bot
-# /dev/null as stdin, as before (subprocess can place a descriptor only on 0, 1 or 2).
-FD3_LAUNCHER = ["/bin/sh", "-c", 'exec 3<&0 0</dev/null; exec "$@"', "cardshark-bot"]
 
 
 class FrameError(Exception):
@@ -190,7 +186,7 @@ def loop_wait(loop: asyncio.AbstractEventLoop) -> tuple[selectors.BaseSelector, 
 def spin_seconds() -> float:
     """How long take_reply polls before it sleeps: SPIN_S when this process may run on more
     than one core, else 0 (polling on the core the bot needs would only delay the bot)."""
-    return SPIN_S if len(usable_cpus()) > 1 else 0.0
+    return SPIN_S if len(os.sched_getaffinity(0)) > 1 else 0.0
 
 
 class LocalSession(BotSession):

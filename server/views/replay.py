@@ -16,7 +16,7 @@ from typing import Any
 
 from games.base import Game, View
 from games.registry import get_game
-from server.transcript import seat_names
+from server.views.transcript import seat_names
 from tournaments.store import MatchDetail
 
 

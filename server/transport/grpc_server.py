@@ -14,11 +14,11 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from cardshark.v1 import admin_pb2, referee_pb2
-from server.connections import ConnectionGuard, HelloDeadline
-from server.hub import BotHub
-from server.limits import SERVER_OPTIONS
-from server.service import SERVICE_NAME, Authenticator, RefereeService
-from server.tls import TlsConfig, server_credentials
+from server.match.hub import BotHub
+from server.match.limits import SERVER_OPTIONS
+from server.transport.connections import ConnectionGuard, HelloDeadline
+from server.transport.service import SERVICE_NAME, Authenticator, RefereeService
+from server.transport.tls import TlsConfig, server_credentials
 
 VERSION = "0.1.0"
 

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO
 
-from server.bot_archive import (
+from server.bots.archive import (
     DEFAULT_CAP_BYTES,
     ArchiveError,
     make_read_only,
@@ -34,8 +34,8 @@ from server.bot_archive import (
     read_archive,
     unpack_tar,
 )
-from server.preflight import BotToStart, StartFailure
-from server.sandbox import SandboxPolicy
+from server.bots.sandbox import SandboxPolicy
+from server.bots.start import BotToStart, StartFailure
 
 CACHE_ENV = "CARDSHARK_BOT_CACHE"
 BUDGET_ENV = "CARDSHARK_BOT_CACHE_BYTES"

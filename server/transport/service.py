@@ -12,13 +12,13 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
-from server import protocol
-from server.connections import Connection, ConnectionGuard, Refused
-from server.hub import BotHub, BotIdentity, BotSession, Outgoing
+from server.codec import protocol
+from server.match.hub import BotHub, BotIdentity, BotSession, Outgoing
+from server.transport.connections import Connection, ConnectionGuard, Refused
 
 log = logging.getLogger(__name__)
 # A stream without a Hello by then is closed, and so is every call of a TCP connection none of
-# whose streams has said one by then after its first call (server/connections.py).
+# whose streams has said one by then after its first call (server/transport/connections.py).
 HELLO_TIMEOUT_S = 10.0
 MAX_UNAUTHENTICATED = 64  # streams waiting for their Hello at once; more are refused
 # Unparseable messages one stream may send; past it the stream is closed (a flood of garbage,

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from server.local_transport import FD3_LAUNCHER, SERVER_ADDRESS
-from server.sandbox import NO_SANDBOX, Confinement, SandboxPolicy, clean_environment, confine
+from server.bots.sandbox import NO_SANDBOX, Confinement, SandboxPolicy, clean_environment, confine
+from server.codec.bot_env import FD3_LAUNCHER, SERVER_ADDRESS
 
 LOG_CAP_BYTES = 256 * 1024
 _PR_SET_PDEATHSIG = 1

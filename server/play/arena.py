@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from games.registry import get_game
-from server.app import VERSION, RunningServer, ServiceAdder, start_server
-from server.bots import ManagedBot
-from server.clocks import CgroupCpuMeter
-from server.hub import BotIdentity
-from server.local_transport import LocalConnection, serve_socket, socket_pair
-from server.records import ClockSettings, MatchRecord
-from server.referee import MatchRunner
-from server.sandbox import NO_SANDBOX, SandboxPolicy
-from server.service import Authenticator, Refusal
-from server.tls import TlsConfig
+from server.bots.process import ManagedBot
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.match.clocks import CgroupCpuMeter
+from server.match.hub import BotIdentity
+from server.match.records import ClockSettings, MatchRecord
+from server.match.runner import MatchRunner
+from server.transport.grpc_server import VERSION, RunningServer, ServiceAdder, start_server
+from server.transport.local import LocalConnection, serve_socket, socket_pair
+from server.transport.service import Authenticator, Refusal
+from server.transport.tls import TlsConfig
 from tournaments.store import new_token
 
 # The reasons of the Goodbye that tells a bot it has nothing more to play.
@@ -30,7 +30,7 @@ TOURNAMENT_STOPPED = "tournament stopped"  # cancelled, or stopped by an error
 SERVER_SHUTTING_DOWN = "server shutting down"
 GOODBYE_EXIT_S = 2.0  # a managed bot told Goodbye has this long to exit before its SIGTERM
 # How managed bots reach the referee: "local", frames over a socket pair inherited as fd 3
-# (server/local_transport.py), or "grpc" over the referee's Unix socket. Remote bots: gRPC.
+# (server/transport/local.py), or "grpc" over the referee's Unix socket. Remote bots: gRPC.
 TRANSPORTS = ("local", "grpc")
 DEFAULT_TRANSPORT = "local"
 

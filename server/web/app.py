@@ -19,13 +19,13 @@ from starlette.templating import Jinja2Templates
 
 from games.errors import UnknownGameError
 from games.registry import all_games, get_game
-from server.live_matches import LIVE, LiveMatches
-from server.replay import replay_json
-from server.transcript import seat_code, seat_names
-from server.web_bot import rating_series
-from server.web_live import Pulse, stream
-from server.web_spectate import DELAY, spectate
-from server.web_tournament import (
+from server.match.live import LIVE, LiveMatches
+from server.views.replay import replay_json
+from server.views.transcript import seat_code, seat_names
+from server.web.bot import rating_series
+from server.web.live import Pulse, stream
+from server.web.spectate import DELAY, spectate
+from server.web.tournament import (
     LISTED,
     MatchFilter,
     TournamentView,

@@ -19,7 +19,7 @@ from tournaments.errors import TournamentError
 from tournaments.store import Store
 
 PREFIX = "house:"
-SCRIPT = Path(__file__).resolve().parents[1] / "clients" / "python" / "examples" / "house_bot.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples" / "house_bot.py"
 ALLOWED = "house:GAME:noise=X with X from 0 (the rule bot) to 1 (random)"
 
 

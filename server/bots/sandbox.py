@@ -2,7 +2,7 @@
 
 Each bot gets its own PID, network, IPC and UTS namespaces, the system read-only, its own
 directory read-only, a private tmp/home, a clean environment, resource limits, a new empty
-session keyring, a seccomp filter (server/seccomp_filter.py) and, when the server runs as
+session keyring, a seccomp filter (server/bots/seccomp_filter.py) and, when the server runs as
 root, a host uid of its own (setpriv inside the sandbox: no user namespace, so the uid is
 the one the kernel checks files against). See docs/security.md.
 """
@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-from server.clocks import CgroupCpuMeter
-from server.seccomp_filter import SeccompUnavailable, bot_filter, filter_fd, syscall_number
+from server.bots.seccomp_filter import SeccompUnavailable, bot_filter, filter_fd, syscall_number
+from server.match.clocks import CgroupCpuMeter
 
 SOCKET_INSIDE = "/run/cardshark/referee.sock"
 HOME_INSIDE = "/home/bot"
 TMP_INSIDE = "/tmp"
 UID_BASE = 200_000
 UID_SLOTS = 50_000
-PROTO_DIR = Path(__file__).resolve().parents[1] / "proto"
-CLIENTS_DIR = Path(__file__).resolve().parents[1] / "clients"
+PROTO_DIR = Path(__file__).resolve().parents[2] / "proto"
+CLIENTS_DIR = Path(__file__).resolve().parents[2] / "clients"
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 SANDBOX_KINDS = ("bwrap", "none")
 # Run by the server's own Python before bwrap: a child keeps its parent's session keyring (the
@@ -98,7 +98,7 @@ class SandboxPolicy:
     # A bot directory may not be or hold these (the server's working directory, database, logs).
     forbidden: tuple[str, ...] = ()
     # Where stored bot code is unpacked, one directory per digest (None: the default cache,
-    # server.bot_code.default_cache_root).
+    # server.bots.code.default_cache_root).
     code_cache: str | None = None
 
     def __post_init__(self) -> None:

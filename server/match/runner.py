@@ -11,11 +11,11 @@ from typing import Any
 
 from cardshark.v1 import referee_pb2 as pb
 from games.base import Action, Game, MatchState
-from server import protocol
-from server.hub import BotHub, BotIdentity, Reply
-from server.limits import cap_text
-from server.live_matches import LIVE, LiveMatch, LiveMatches
-from server.records import ClockSettings, Fault, MatchRecord
+from server.codec import protocol
+from server.match.hub import BotHub, BotIdentity, Reply
+from server.match.limits import cap_text
+from server.match.live import LIVE, LiveMatch, LiveMatches
+from server.match.records import ClockSettings, Fault, MatchRecord
 from tournaments.ratings import SeatOutcome, placements
 
 log = logging.getLogger(__name__)

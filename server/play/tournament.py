@@ -9,21 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from server.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
-from server.bot_code import CodeCache, cache_for, place_code
-from server.bots import ManagedBot
-from server.hub import BotIdentity
-from server.load import AdaptiveLimit, StormWatch
-from server.preflight import (
-    BotsDidNotStart,
-    BotToStart,
-    await_remote,
-    start_managed,
-    wrong_game,
-)
-from server.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
-from server.sandbox import NO_SANDBOX, SandboxPolicy
-from server.tls import TlsConfig
+from server.bots.code import CodeCache, cache_for, place_code
+from server.bots.process import ManagedBot
+from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.bots.start import BotToStart
+from server.match.hub import BotIdentity
+from server.match.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
+from server.play.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
+from server.play.load import AdaptiveLimit, StormWatch
+from server.play.preflight import BotsDidNotStart, await_remote, start_managed, wrong_game
+from server.transport.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.errors import TournamentError
 from tournaments.models import Bot, Match, Tournament, TournamentStatus

@@ -11,7 +11,7 @@ KEEPALIVE_TIMEOUT_MS = 10_000  # a peer that does not answer a ping by then is d
 # this long without a call open: it takes no new call then, and closes once its calls end.
 # Calls that said Hello go on (no grace limit): a seated bot's stream lasts as long as it
 # plays, and clients open a new connection for their next call. The rest end 10 s after the
-# connection's first call (server/connections.py): so a connection that has not said Hello
+# connection's first call (server/transport/connections.py): so a connection that has not said Hello
 # is closed at most 11 s after its handshake, whatever calls it opens.
 MAX_CONNECTION_AGE_MS = 9_000
 MAX_CONNECTION_IDLE_MS = 1_000

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
 from cardshark.v1 import referee_pb2 as pb
-from server.clocks import CpuMeter, LagMonitor, wall_cap
-from server.limits import cap_text
+from server.match.clocks import CpuMeter, LagMonitor, wall_cap
+from server.match.limits import cap_text
 
 log = logging.getLogger(__name__)
 ISSUED_MEMORY = 100_000

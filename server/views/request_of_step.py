@@ -9,8 +9,8 @@ from google.protobuf import json_format
 
 from cardshark.v1 import referee_pb2 as pb
 from games.registry import get_game
-from server import protocol
-from server.records import Fault, MatchRecord
+from server.codec import protocol
+from server.match.records import Fault, MatchRecord
 
 # A fault with no request id answered no request (a no-show, or a stray message charged to a
 # seat the bot holds), except a disconnection: the seat was being asked, its id unrecorded.

@@ -21,22 +21,23 @@ from procrastinate.types import JSONDict
 from sqlalchemy import Connection, text
 from sqlalchemy.engine import make_url
 
-from server.arena import TOURNAMENT_FINISHED, Arena
-from server.bot_code import place_code
-from server.bots import ManagedBot
-from server.hub import BotIdentity
-from server.preflight import BotToStart, start_managed
-from server.queue_schema import ensure_queue
-from server.records import ClockSettings
-from server.sandbox import SandboxPolicy
-from server.tls import TlsConfig
-from server.tournament_runner import (
+from server.bots.code import place_code
+from server.bots.process import ManagedBot
+from server.bots.sandbox import SandboxPolicy
+from server.bots.start import BotToStart
+from server.match.hub import BotIdentity
+from server.match.records import ClockSettings
+from server.play.arena import TOURNAMENT_FINISHED, Arena
+from server.play.preflight import start_managed
+from server.play.tournament import (
     code_cache,
     code_digests,
     database_authenticator,
     identity_for,
     play_until_not_voided,
 )
+from server.transport.tls import TlsConfig
+from server.workers.queue import ensure_queue
 from tournaments.db import parse_url, safe_url
 from tournaments.errors import DatabaseUrlError, TournamentError
 from tournaments.models import Bot, MatchStatus, Tournament, TournamentStatus
@@ -86,7 +87,7 @@ def make_app(url: str | None, *, durable: bool = True) -> procrastinate.App:
 
 async def ensure_queue_schema(app: procrastinate.App) -> None:
     """Create procrastinate's tables on first use; refuse them when older than this
-    procrastinate's (`cardshark db upgrade` upgrades them): server.queue_schema."""
+    procrastinate's (`cardshark db upgrade` upgrades them): server.workers.queue."""
     await ensure_queue(app)
 
 

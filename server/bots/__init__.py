@@ -1,0 +1,1 @@
+"""Bot processes: their sandbox, seccomp filter, cores, stored code and the house bots."""

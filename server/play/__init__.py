@@ -1,0 +1,1 @@
+"""Matches and tournaments played: the arena, preflight, the tournament runner, load control."""

@@ -1,0 +1,1 @@
+"""How bots reach the hub: the gRPC service and server, the local socket transport, TLS."""

@@ -1,0 +1,1 @@
+"""What a person reads about a match: transcripts, replays, the request of a step."""

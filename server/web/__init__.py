@@ -1,0 +1,1 @@
+"""The web page: leaderboard, bot and tournament pages, replays and live matches."""

@@ -1,0 +1,1 @@
+"""Matches played by workers from a PostgreSQL queue."""
