@@ -26,7 +26,7 @@ from typing import Any
 
 from referee import ROOT, RawSide, RefereeSide, captured_requests  # bench/referee.py
 
-from server.match import hub
+from server.match import hub, sessions
 from server.match import runner as referee
 from server.transport import local as local_transport
 from server.transport import service
@@ -128,7 +128,7 @@ def main() -> None:
     _after(service, "encode_outgoing", "s", marks)
     _hook(hub.BotHub, "on_decision", "d", marks)
     _hook(referee.MatchRunner, "_check", "a", marks)
-    _hook(hub.BotSession, "send", "q", marks, skip_bytes=True)
+    _hook(sessions.BotSession, "send", "q", marks, skip_bytes=True)
     _hook(local_transport.LocalSession, "send", "s", marks, skip_bytes=True)
     _hook(local_transport.LocalConnection, "buffer_updated", "r", marks)
     out: dict[str, Any] = {}

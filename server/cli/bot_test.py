@@ -39,8 +39,8 @@ from server.cli.common import (
     stored_code,
 )
 from server.cli.demo import demo_bots
-from server.match.hub import BotIdentity
 from server.match.records import ClockSettings, Fault, MatchRecord
+from server.match.sessions import BotIdentity
 from server.play.arena import Arena
 from server.play.preflight import start_managed
 from server.play.tournament import database_authenticator, identity_for

@@ -18,9 +18,9 @@ from rich.markup import escape
 
 from games.errors import GameError
 from server.bots.archive import ArchiveError
+from server.bots.cgroups import BotLimits
 from server.bots.code import cache_for
 from server.bots.sandbox import (
-    BotLimits,
     SandboxError,
     SandboxPolicy,
     unavailable_reason,

@@ -45,8 +45,8 @@ from server.cli.common import (
     sandbox_policy,
     stored_code,
 )
-from server.match.hub import BotIdentity
 from server.match.records import ClockSettings, MatchRecord
+from server.match.sessions import BotIdentity
 from server.play.arena import Arena
 from server.play.preflight import start_managed
 from tournaments.schedule import SEED_LIMIT

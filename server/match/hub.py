@@ -10,157 +10,25 @@ import math
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
 
 from cardshark.v1 import referee_pb2 as pb
 from server.match.clocks import CpuMeter, LagMonitor, wall_cap
 from server.match.limits import cap_text
+from server.match.sessions import (
+    BotIdentity,
+    BotSession,
+    Incident,
+    IncidentKind,
+    MatchContext,
+    PendingRequest,
+    Reply,
+    StrayKind,
+)
 
 log = logging.getLogger(__name__)
 ISSUED_MEMORY = 100_000
 CPU_RECHECK_S = 0.002  # shortest wait before a CPU clock is read again at its deadline
 INCIDENT_MEMORY = 100  # incidents kept per bot (the log has every one that was logged)
-# What a session sends: a message, or one already serialized (a broadcast is encoded once).
-Outgoing = pb.RefereeMessage | bytes
-
-
-@dataclass(frozen=True)
-class BotIdentity:
-    """A registered bot as the referee knows it."""
-
-    bot_id: str
-    name: str
-    # The games its Hello said it plays (empty: any); not part of who it is.
-    games: tuple[str, ...] = field(default=(), compare=False)
-
-
-class Reply(NamedTuple):
-    """What became of a request: a decision, a fault already detected, or a lost connection."""
-
-    # A tuple, not a frozen dataclass: one is built per decision and frozen init is slow.
-    kind: str  # "decision" | "fault" | "disconnected" | "timeout"
-    action_id: str = ""
-    fault_kind: str = ""
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class Incident:
-    """A misuse of a bot's token that no match was charged with, kept for the organizer."""
-
-    kind: str  # "second_stream" | "not_yours" | "malformed"
-    detail: str
-    at: float  # time.time()
-    matches: tuple[str, ...] = ()  # the running matches the bot sat in at the time
-
-
-class MatchContext(Protocol):
-    """The part of a running match the hub may notify."""
-
-    match_id: str
-
-    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
-        """Record a fault against a seat."""
-
-
-@dataclass(eq=False, slots=True)
-class PendingRequest:
-    """A DecisionRequest sent to a bot and what became of it."""
-
-    request_id: int
-    match: MatchContext
-    seat: int
-    session: BotSession
-    future: asyncio.Future[Reply]
-    state: str = "open"  # "open" | "answered" | "timed_out"
-    # Set when armed: what the clock stood at, so its deadline charges only the bot's time.
-    opened: float = 0.0
-    limit: float = 0.0
-    cpu_open: float = -1.0  # the bot's CPU seconds then; -1 on a wall clock
-    lag_open: float = 0.0
-    received_open: int = 0
-    answered_open: int = 0
-
-    def resolve(self, reply: Reply) -> None:
-        """Settle the request once; later replies are duplicates or late."""
-        if self.state == "open" and not self.future.done():
-            self.future.set_result(reply)
-        self.state = "answered" if self.state == "open" else self.state
-        self.session.pending.pop(self.request_id, None)
-
-    def expire(self) -> None:
-        """Cut the request off at its deadline: later replies are ignored."""
-        if self.state == "open" and not self.future.done():
-            self.future.set_result(Reply("timeout"))
-            self.state = "timed_out"
-            self.session.pending.pop(self.request_id, None)
-
-
-class Outbox:
-    """A session's outgoing messages for its one reader: asyncio.Queue's put_nowait and get,
-    without the queue's loop lookups on every call (each a getpid call in Python 3.11)."""
-
-    __slots__ = ("_items", "_waiter")
-
-    def __init__(self) -> None:
-        self._items: deque[Outgoing | None] = deque()
-        self._waiter: asyncio.Future[None] | None = None
-
-    def put_nowait(self, item: Outgoing | None) -> None:
-        """Queue an item and wake the reader."""
-        self._items.append(item)
-        waiter, self._waiter = self._waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def get(self) -> Outgoing | None:
-        """The next item, waiting for one."""
-        while not self._items:
-            self._waiter = asyncio.get_running_loop().create_future()
-            await self._waiter
-        return self._items.popleft()
-
-    def qsize(self) -> int:
-        """Items queued."""
-        return len(self._items)
-
-
-@dataclass(eq=False)
-class BotSession:
-    """One connected stream of one bot."""
-
-    identity: BotIdentity
-    outbox: Outbox = field(default_factory=Outbox)
-    pending: dict[int, PendingRequest] = field(default_factory=dict)
-    closed: bool = False
-    meter: CpuMeter | None = None  # a managed bot's CPU time, when its cgroup gives it
-    received: int = 0  # messages the bot sent
-    answered: int = 0  # of them, valid answers to its own open requests
-    malformed: int = 0  # of them, ones that did not parse (or a second Hello)
-    ended: asyncio.Event = field(default_factory=asyncio.Event)  # set once detached
-    # True where send() writes to the socket before it returns; else it is written by the
-    # stream's own task, after the sender yields to the loop.
-    writes_at_once = False
-
-    def send(self, msg: Outgoing) -> None:
-        """Queue a message for the bot (dropped once the stream is closed)."""
-        if not self.closed:
-            self.outbox.put_nowait(msg)
-
-    def close(self) -> None:
-        """End the outgoing stream."""
-        if not self.closed:
-            self.closed = True
-            self.outbox.put_nowait(None)
-
-    def take_reply(self) -> None:
-        """Where the transport can, read what the bot sends next without a turn of the event
-        loop, while the loop has nothing else to do; a gRPC stream cannot (nothing happens)."""
-
-    def oldest_open(self) -> PendingRequest | None:
-        """The longest-waiting open request of this session, if any."""
-        return next(iter(self.pending.values()), None)
 
 
 def cpu_share(used_s: float, open_requests: int) -> float:
@@ -454,7 +322,7 @@ class BotHub:
         session.received += 1
         self._stray(session, "malformed", cap_text(detail))
 
-    def _stray(self, session: BotSession, kind: str, detail: str) -> None:
+    def _stray(self, session: BotSession, kind: StrayKind, detail: str) -> None:
         """Charge a message that answers none of the bot's requests to the bot itself: its
         oldest open request, else a seat of a running match it sits in, else an incident."""
         target = session.oldest_open()
@@ -469,7 +337,7 @@ class BotHub:
         else:
             self.record_incident(bot_id, kind, detail)
 
-    def record_incident(self, bot_id: str, kind: str, detail: str) -> None:
+    def record_incident(self, bot_id: str, kind: IncidentKind, detail: str) -> None:
         """Keep (and log) a misuse of a bot's token that no match is charged with."""
         matches = tuple(m.match_id for m in self.seats_of(bot_id))
         kept = self.incidents.setdefault(bot_id, deque(maxlen=INCIDENT_MEMORY))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-FAULT_KINDS = (
+FaultKind = Literal[
     "timeout",
     "unknown_action",
     "illegal_action",
@@ -15,7 +15,10 @@ FAULT_KINDS = (
     "not_yours",
     "disconnected",
     "no_show",
-)
+]
+FAULT_KINDS: tuple[FaultKind, ...] = get_args(FaultKind)
+# What became of a match: played to its end, or voided (cancelled, or the server failed it).
+RecordStatus = Literal["running", "finished", "voided"]
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,7 @@ class Fault:
     """One fault charged to a seat."""
 
     seat: int
-    kind: str
+    kind: FaultKind
     detail: str
     request_id: int = 0
     decision: int = -1
@@ -59,7 +62,7 @@ class MatchRecord:
     scores: list[int] = field(default_factory=list)
     ranks: list[int] = field(default_factory=list)
     forfeited: list[bool] = field(default_factory=list)
-    status: str = "running"
+    status: RecordStatus = "running"
     reason: str = ""
     # Per seat, the digest of the stored code that played it (None: a command or remote bot);
     # empty when no seated bot has stored code.

@@ -12,10 +12,11 @@ from typing import Any
 from cardshark.v1 import referee_pb2 as pb
 from games.base import Action, Game, MatchState
 from server.codec import protocol
-from server.match.hub import BotHub, BotIdentity, Reply
+from server.match.hub import BotHub
 from server.match.limits import cap_text
 from server.match.live import LIVE, LiveMatch, LiveMatches
-from server.match.records import ClockSettings, Fault, MatchRecord
+from server.match.records import ClockSettings, Fault, FaultKind, MatchRecord
+from server.match.sessions import BotIdentity, Reply
 from tournaments.ratings import SeatOutcome, placements
 
 log = logging.getLogger(__name__)
@@ -288,6 +289,7 @@ class MatchRunner:
         state: MatchState,
     ) -> Action:
         if reply.kind == "fault":
+            assert reply.fault_kind, reply  # the hub names the fault of every fault reply
             fallback = self._fallback(legal)
             self.charge(seat, reply.fault_kind, reply.detail, request_id, fallback.id)
             return fallback
@@ -296,7 +298,9 @@ class MatchRunner:
                 return action
         if self._universe is None:
             self._universe = set(self.game.all_action_ids(state))
-        kind = "illegal_action" if reply.action_id in self._universe else "unknown_action"
+        kind: FaultKind = (
+            "illegal_action" if reply.action_id in self._universe else "unknown_action"
+        )
         shown = ", ".join(a.id for a in legal[:12]) + (" …" if len(legal) > 12 else "")
         given = cap_text(reply.action_id)  # the bot's text, stored and shown: capped
         detail = f"action {given!r} is not legal now; legal: {shown}"
@@ -310,7 +314,9 @@ class MatchRunner:
         """The action played for a seat that cannot or may not decide (computed only then)."""
         return legal[fallback_index(self.seed, len(self.record.actions), len(legal))]
 
-    def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
+    def charge(
+        self, seat: int, kind: FaultKind, detail: str, request_id: int, fallback: str
+    ) -> None:
         """Record a fault against a seat, tell its bot, and forfeit it past the fault limit."""
         self.fault_counts[seat] += 1
         self.record.faults.append(

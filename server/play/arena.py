@@ -15,9 +15,9 @@ from games.registry import get_game
 from server.bots.process import ManagedBot
 from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
 from server.match.clocks import CgroupCpuMeter
-from server.match.hub import BotIdentity
 from server.match.records import ClockSettings, MatchRecord
 from server.match.runner import MatchRunner
+from server.match.sessions import BotIdentity
 from server.transport.grpc_server import VERSION, RunningServer, ServiceAdder, start_server
 from server.transport.local import LocalConnection, serve_socket, socket_pair
 from server.transport.service import Authenticator, Refusal

@@ -13,8 +13,8 @@ from server.bots.code import CodeCache, cache_for, place_code
 from server.bots.process import ManagedBot
 from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
 from server.bots.start import BotToStart
-from server.match.hub import BotIdentity
 from server.match.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
+from server.match.sessions import BotIdentity
 from server.play.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
 from server.play.load import AdaptiveLimit, StormWatch
 from server.play.preflight import BotsDidNotStart, await_remote, start_managed, wrong_game

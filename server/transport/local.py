@@ -25,8 +25,9 @@ from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from server.codec import protocol
-from server.match.hub import BotHub, BotSession, Outgoing
+from server.match.hub import BotHub
 from server.match.limits import MAX_MESSAGE_BYTES
+from server.match.sessions import BotSession, Outgoing
 from server.transport import service
 
 log = logging.getLogger(__name__)

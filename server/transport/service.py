@@ -13,7 +13,8 @@ from google.protobuf.message import DecodeError
 
 from cardshark.v1 import referee_pb2 as pb
 from server.codec import protocol
-from server.match.hub import BotHub, BotIdentity, BotSession, Outgoing
+from server.match.hub import BotHub
+from server.match.sessions import BotIdentity, BotSession, Outgoing
 from server.transport.connections import Connection, ConnectionGuard, Refused
 
 log = logging.getLogger(__name__)

@@ -25,8 +25,8 @@ from server.bots.code import place_code
 from server.bots.process import ManagedBot
 from server.bots.sandbox import SandboxPolicy
 from server.bots.start import BotToStart
-from server.match.hub import BotIdentity
 from server.match.records import ClockSettings
+from server.match.sessions import BotIdentity
 from server.play.arena import TOURNAMENT_FINISHED, Arena
 from server.play.preflight import start_managed
 from server.play.tournament import (

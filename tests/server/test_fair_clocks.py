@@ -18,8 +18,9 @@ import pytest
 from cardshark.v1 import referee_pb2 as pb
 from server.bots.sandbox import SandboxPolicy
 from server.match.clocks import wall_cap
-from server.match.hub import BotHub, BotIdentity, BotSession, Reply
+from server.match.hub import BotHub
 from server.match.records import ClockSettings
+from server.match.sessions import BotIdentity, BotSession, Reply
 from server.play.arena import Arena
 from server.play.load import (
     AdaptiveLimit,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from cardshark.v1 import referee_pb2 as pb
-from server.match.hub import BotHub, BotIdentity, BotSession
+from server.match.hub import BotHub
+from server.match.sessions import BotIdentity, BotSession
 
 
 class FakeMatch:

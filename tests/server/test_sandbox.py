@@ -15,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from server.bots.cgroups import cgroup_root, sweep_stale_cgroups
 from server.bots.sandbox import (
     SandboxPolicy,
     bot_directory,
-    cgroup_root,
     clean_environment,
-    sweep_stale_cgroups,
     unavailable_reason,
 )
 from tests.server.conftest import RANDOM_BOT, ROOT

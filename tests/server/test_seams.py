@@ -26,9 +26,10 @@ from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
 from games.registry import get_game
 from server.bots.sandbox import SandboxPolicy, confine
-from server.match.hub import BotHub, BotIdentity, BotSession, Outgoing
+from server.match.hub import BotHub
 from server.match.records import ClockSettings, MatchRecord
 from server.match.runner import MatchRunner
+from server.match.sessions import BotIdentity, BotSession, Outgoing
 from server.transport import local as local_transport
 from server.transport import service
 

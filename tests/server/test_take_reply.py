@@ -8,7 +8,8 @@ import socket
 import time
 
 from cardshark.v1 import referee_pb2 as pb
-from server.match.hub import BotHub, BotIdentity, BotSession, PendingRequest, Reply
+from server.match.hub import BotHub
+from server.match.sessions import BotIdentity, BotSession, PendingRequest, Reply
 from server.transport.local import (
     IDLE_WAIT_S,
     SPIN_S,

@@ -19,8 +19,8 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from server.match.hub import BotIdentity
 from server.match.records import ClockSettings, MatchRecord
+from server.match.sessions import BotIdentity
 from server.play.arena import Arena
 from server.transport.tls import TlsConfig, TlsFileError, is_loopback, load_tls, plain_tcp_warning
 from tests.clients.kits import kit_commands

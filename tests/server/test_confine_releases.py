@@ -1,0 +1,43 @@
+"""sandbox.confine checks before it takes a uid slot and cgroups, and gives back what it took."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from server.bots import sandbox
+from server.bots.cgroups import BotCgroups, BotLimits
+from server.bots.sandbox import SandboxError, SandboxPolicy, confine
+from tests.server.conftest import RANDOM_BOT
+
+
+def test_a_bot_with_no_way_to_the_referee_is_refused_before_anything_is_taken() -> None:
+    before = set(sandbox._slots_in_use)
+    with pytest.raises(SandboxError, match="needs the referee's socket"):
+        confine(SandboxPolicy(), RANDOM_BOT, socket_path=None, token="t", server=None)
+    assert sandbox._slots_in_use == before
+
+
+def test_a_launch_that_fails_after_taking_its_slot_gives_the_slot_and_cgroups_back(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    made: list[BotCgroups] = []
+
+    def recording(name: str, limits: BotLimits) -> BotCgroups:
+        made.append(BotCgroups(name, limits))
+        return made[-1]
+
+    def no_filter() -> int:
+        raise OSError("no descriptors left")
+
+    monkeypatch.setattr(sandbox, "BotCgroups", recording)
+    monkeypatch.setattr(sandbox, "filter_fd", no_filter)
+    before = set(sandbox._slots_in_use)
+    with pytest.raises(OSError, match="no descriptors left"):
+        confine(SandboxPolicy(), RANDOM_BOT, socket_path=None, token="t", server="fd:3")
+    assert sandbox._slots_in_use == before
+    if os.geteuid() == 0:  # cgroups are the root server's; they were made and removed
+        assert made and made[0].dirs
+        assert not any(d.exists() for d in made[0].dirs.values())
