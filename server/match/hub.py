@@ -120,7 +120,7 @@ class BotHub:
             for listener in list(self.detach_listeners):
                 listener(session.identity)
         for req in list(session.pending.values()):
-            req.resolve(Reply("disconnected"))
+            req.cut()
         session.ended.set()
 
     def live(self, bot_id: str) -> BotSession | None:
@@ -290,9 +290,9 @@ class BotHub:
         ):
             self._stray(session, "not_yours", f"reply to request {rid}, which is not this bot's")
             return
-        if req.state == "timed_out":
+        if req.state in ("timed_out", "cut"):
             session.answered += 1
-            return  # cut off at the deadline; the timeout was already charged
+            return  # cut off at the deadline (the timeout was charged) or with its stream
         if req.state == "answered":
             req.match.charge(
                 req.seat,

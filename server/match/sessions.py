@@ -14,7 +14,8 @@ from server.match.records import FaultKind
 # What a session sends: a message, or one already serialized (a broadcast is encoded once).
 Outgoing = pb.RefereeMessage | bytes
 ReplyKind = Literal["decision", "fault", "disconnected", "timeout"]
-RequestState = Literal["open", "answered", "timed_out"]
+# "cut": its stream dropped before an answer; the referee asks again with a new request.
+RequestState = Literal["open", "answered", "timed_out", "cut"]
 # Misuses of a token no match is charged with; a stray reply is charged as one of the last two.
 IncidentKind = Literal["second_stream", "not_yours", "malformed"]
 StrayKind = Literal["not_yours", "malformed"]
@@ -92,6 +93,14 @@ class PendingRequest:
             self.future.set_result(Reply("timeout"))
             self.state = "timed_out"
             self.session.pending.pop(self.request_id, None)
+
+    def cut(self) -> None:
+        """Cut the request off with its stream: a reply to it later, from the bot's new
+        stream, answers a question the referee has asked again, and is ignored."""
+        if self.state == "open" and not self.future.done():
+            self.future.set_result(Reply("disconnected"))
+            self.state = "cut"
+        self.session.pending.pop(self.request_id, None)
 
 
 class Outbox:
