@@ -1,4 +1,4 @@
-"""The hub's rules as a seat and its bot see them (issue 37: server.hub under mutmut): who is
+"""The hub's rules as a seat and its bot see them (issue 37: server.match.hub under mutmut): who is
 charged what and with which words, when a deadline fires on each clock, what a bot's stream
 is sent and when it ends. No network, no process: sessions are the hub's own BotSession, and
 a match is a stand-in that notes its charges. Deadlines are short and real; the tests wait
@@ -15,17 +15,9 @@ from typing import Any
 import pytest
 
 from cardshark.v1 import referee_pb2 as pb
-from server.hub import (
-    INCIDENT_MEMORY,
-    ISSUED_MEMORY,
-    BotHub,
-    BotIdentity,
-    BotSession,
-    Outbox,
-    PendingRequest,
-    Reply,
-)
-from server.limits import cap_text
+from server.match.hub import INCIDENT_MEMORY, ISSUED_MEMORY, BotHub
+from server.match.limits import cap_text
+from server.match.sessions import BotIdentity, BotSession, Outbox, PendingRequest, Reply
 
 Charge = tuple[int, str, str, int, str]
 
@@ -327,11 +319,6 @@ def test_forgetting_a_match_keeps_the_bots_other_matches_and_requests() -> None:
     run(go)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a bug (issue 37's mutation run): a request cut by a disconnect is left 'answered', "
-    "so the bot's first reply to it, sent on its new stream, is charged as a duplicate",
-)
 def test_a_reconnected_bot_answering_its_old_request_is_not_charged_a_duplicate() -> None:
     async def go() -> None:
         hub = BotHub()
@@ -370,12 +357,12 @@ def test_incidents_name_the_matches_and_a_flood_is_logged_sparsely(
         assert [i.detail for i in kept] == [f"junk {n}" for n in range(50, 150)]
         assert {(i.kind, i.matches) for i in kept} == {("malformed", ())}
         assert before <= kept[0].at <= kept[-1].at <= time.time()
-        logged = [r.getMessage() for r in caplog.records if r.name == "server.hub"]
+        logged = [r.getMessage() for r in caplog.records if r.name == "server.match.hub"]
         counts = [*range(1, 11), 16, 32, 64, 128]
         assert logged == [f"bot a: malformed: junk {c - 1} [incident {c}]" for c in counts]
         assert all(r.levelno == logging.WARNING for r in caplog.records)
 
-    with caplog.at_level(logging.INFO, logger="server.hub"):
+    with caplog.at_level(logging.INFO, logger="server.match.hub"):
         run(go)
 
 
@@ -401,7 +388,7 @@ def test_a_second_stream_is_an_incident_naming_the_peer_and_the_matches(
             f"bot a (seated in match m1, m2): second_stream: {first.detail} [incident 1]"
         )
 
-    with caplog.at_level(logging.WARNING, logger="server.hub"):
+    with caplog.at_level(logging.WARNING, logger="server.match.hub"):
         run(go)
 
 

@@ -1,4 +1,4 @@
-"""What a bot reads on the wire, message by message (issue 37: server.protocol under mutmut).
+"""What a bot reads on the wire, message by message (issue 37: server.codec.protocol under mutmut).
 
 Every test compares what the server's encoder put on the wire with an independent encoding
 of the same game objects: protobuf's own constructor for views and actions, and
@@ -23,10 +23,12 @@ from google.protobuf import struct_pb2
 from cardshark.v1 import referee_pb2 as pb
 from games.base import Action
 from games.registry import all_games, get_game
-from server import protocol, service
-from server.hub import BotHub, BotIdentity, Outgoing
-from server.records import ClockSettings, MatchRecord
-from server.referee import MatchRunner
+from server.codec import protocol
+from server.match.hub import BotHub
+from server.match.records import ClockSettings, MatchRecord
+from server.match.runner import MatchRunner
+from server.match.sessions import BotIdentity, Outgoing
+from server.transport import service
 from tests.server.test_seams import Chooser, WireBot, engine_fields, wire_fields
 
 
