@@ -27,6 +27,9 @@ async def main(count: int, mode: str, sandboxed: bool) -> None:
             bot = await arena.spawn(f"bot{i}", ESCAPING_BOT if sandboxed else RANDOM_BOT, token)
             bots.append(arena.identity(token))
             print(bot.pid, flush=True)
+        assert arena.running is not None
+        for identity in bots:  # ready: every bot has connected and said Hello
+            assert await arena.running.hub.wait_for(identity.bot_id, 30) is not None
         print("ready", flush=True)
         if mode == "play":
             record = await arena.play("knaves", bots, seed=1)

@@ -55,7 +55,9 @@ async def play_game(
         task = asyncio.create_task(client.run())
         bots = [arena.identity(t) for t in tokens]
         record = await arena.play(name, bots, seed=seed, clock=CLOCK)
-        await asyncio.sleep(0.1)
+        async with asyncio.timeout(10):  # until seat 0 has read the match's last message
+            while not events or events[-1].WhichOneof("kind") != "match_ended":
+                await asyncio.sleep(0.005)
         task.cancel()
     return record, events, requests
 

@@ -64,8 +64,7 @@ def test_no_orphans_after_a_match() -> None:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 def test_no_orphans_after_the_server_is_stopped(sig: signal.Signals) -> None:
-    proc, pids = start("wait")
-    time.sleep(1.0)  # let the bots connect
+    proc, pids = start("wait")  # "ready": the bots have connected
     os.kill(proc.pid, sig)
     proc.wait(timeout=30)
     try:

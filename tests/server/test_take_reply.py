@@ -7,13 +7,17 @@ import os
 import socket
 import time
 
+import pytest
+
 from cardshark.v1 import referee_pb2 as pb
 from server.match.hub import BotHub
 from server.match.sessions import BotIdentity, BotSession, PendingRequest, Reply
 from server.transport.local import (
+    FAST_PATH_ENV,
     IDLE_WAIT_S,
     SPIN_S,
     LocalSession,
+    fast_path_off,
     frame,
     loop_wait,
     serve_socket,
@@ -165,3 +169,28 @@ def test_a_local_send_is_on_the_socket_when_it_returns() -> None:
         theirs.close()
 
     asyncio.run(run())
+
+
+def test_the_fast_path_is_active_on_the_supported_python_and_has_one_off_switch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # On CPython 3.11+ with asyncio's default loop the read-ahead must be on: if a new Python
+    # renames the private parts it uses, this fails instead of every local match silently
+    # running a tenth slower.
+    async def run() -> tuple[str | None, bool, Reply]:
+        hub, session, theirs = await seated()
+        off = fast_path_off(asyncio.get_running_loop(), session.transport)
+        req = asked(hub, session)
+        answer(theirs, req.request_id, "play:2C")
+        session.take_reply()
+        settled = req.future.done()  # read in the call only where the fast path is on
+        reply = await req.future
+        theirs.close()
+        return off, settled, reply
+
+    off, settled, reply = asyncio.run(run())
+    assert off is None and settled and reply == Reply("decision", action_id="play:2C")
+    monkeypatch.setenv(FAST_PATH_ENV, "0")
+    off, settled, reply = asyncio.run(run())
+    assert off == f"{FAST_PATH_ENV}=0" and not settled
+    assert reply == Reply("decision", action_id="play:2C")  # the same play, a turn later

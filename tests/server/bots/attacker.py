@@ -179,6 +179,7 @@ def main() -> None:
     attempt("setsid", escape)
     attempt("cores", take_every_core)
     matches: set[str] = set()
+    streams: dict[str, random.Random] = {}  # a seeded stream per match
 
     def decide(request: pb.DecisionRequest) -> str:
         matches.add(request.match_id)
@@ -187,7 +188,8 @@ def main() -> None:
             hog = bytearray(4 << 30)
             hog[:: 1 << 12] = b"\1" * len(range(0, 4 << 30, 1 << 12))
             report("memory", "survived with 4 GiB")
-        return random.choice(request.legal_actions).id
+        rng = streams.setdefault(request.match_id, random.Random(request.random_seed))
+        return str(rng.choice(request.legal_actions).id)
 
     client = BotClient(
         decide,

@@ -18,6 +18,18 @@ AT = int(sys.argv.pop(1)) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 5
 CARDS = [rank + suit for suit in "SHDC" for rank in "23456789TJQKA"]
 choices = 0
 
+# Each match's choices come from the seed the referee sends it (DecisionRequest.random_seed):
+# the same moves in every run of a seeded tournament.
+streams: dict[str, random.Random] = {}
+
+
+def pick(request: DecisionRequest) -> str:
+    """A legal action drawn from this match's own seeded stream."""
+    rng = streams.get(request.match_id)
+    if rng is None:
+        rng = streams[request.match_id] = random.Random(request.random_seed)
+    return str(rng.choice(request.legal_actions).id)
+
 
 def decide(request: DecisionRequest) -> str:
     """A random legal action, except at the AT-th choice: a card that is not legal."""
@@ -29,7 +41,7 @@ def decide(request: DecisionRequest) -> str:
             with open(LOG, "w") as log:
                 log.write(request.SerializeToString().hex())
             return next(f"play:{c}" for c in CARDS if f"play:{c}" not in legal)
-    return random.choice(legal)
+    return pick(request)
 
 
 if __name__ == "__main__":

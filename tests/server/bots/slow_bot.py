@@ -9,11 +9,23 @@ from cardshark_bot import run
 
 DELAY_S = 0.04
 
+# Each match's choices come from the seed the referee sends it (DecisionRequest.random_seed):
+# the same moves in every run of a seeded tournament.
+streams: dict[str, random.Random] = {}
+
+
+def pick(request: DecisionRequest) -> str:
+    """A legal action drawn from this match's own seeded stream."""
+    rng = streams.get(request.match_id)
+    if rng is None:
+        rng = streams[request.match_id] = random.Random(request.random_seed)
+    return str(rng.choice(request.legal_actions).id)
+
 
 def decide(request: DecisionRequest) -> str:
     """Wait, then any legal action."""
     time.sleep(DELAY_S)
-    return random.choice(request.legal_actions).id
+    return pick(request)
 
 
 if __name__ == "__main__":
