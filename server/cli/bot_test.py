@@ -183,9 +183,7 @@ async def play_trial(
             outcome.stderr = list(failure.stderr)
             return outcome
         assert arena.running is not None
-        if plan.command is None and not await arena.running.hub.wait_for(
-            plan.bot.bot_id, REMOTE_WAIT_S
-        ):
+        if plan.command is None and not await arena.hub.wait_for(plan.bot.bot_id, REMOTE_WAIT_S):
             outcome.ended = f"did not connect within {REMOTE_WAIT_S:g} s"
             return outcome
         managed = next((b for b in preflight.started if b.name == plan.name), None)

@@ -44,7 +44,7 @@ def cpu_share(used_s: float, open_requests: int) -> float:
 class BotHub:
     """Tracks which bots are connected and routes their decisions to the matches asking."""
 
-    def __init__(self) -> None:
+    def __init__(self, cpu_clocks: bool = True) -> None:
         self._sessions: dict[str, BotSession] = {}
         self._arrived: dict[str, asyncio.Event] = {}
         self._requests: dict[int, PendingRequest] = {}
@@ -67,7 +67,7 @@ class BotHub:
         self._seated: dict[str, dict[MatchContext, list[int]]] = {}
         self.incidents: dict[str, deque[Incident]] = {}
         self._incident_counts: dict[str, int] = {}
-        self.cpu_clocks = True  # managed bots with a CPU meter are timed by their CPU
+        self.cpu_clocks = cpu_clocks  # managed bots with a CPU meter are timed by their CPU
         self.meters: dict[str, CpuMeter] = {}  # by bot id, registered by whoever started it
         self._lag: LagMonitor | None = None
         self.extensions = 0  # deadlines moved because the time was not the bot's
@@ -122,6 +122,45 @@ class BotHub:
         for req in list(session.pending.values()):
             req.cut()
         session.ended.set()
+
+    def managed_started(self, bot_id: str, meter: CpuMeter | None) -> None:
+        """A managed bot's process started: time its stream by meter (its cgroup's CPU, if
+        any), and forget that an earlier process of it is gone."""
+        if meter is not None:
+            self.meters[bot_id] = meter
+        self.gone.pop(bot_id, None)
+
+    def managed_exited(self, bot_id: str) -> CpuMeter | None:
+        """A managed bot's process exited: its meter, no longer used, for its owner to close."""
+        return self.meters.pop(bot_id, None)
+
+    def why_gone(self, bot_id: str) -> str | None:
+        """Why the bot will not connect (its process exited, it did not start), if known."""
+        return self.gone.get(bot_id)
+
+    def disconnected_since(self, bot_id: str, default: float) -> float:
+        """When the bot's last stream dropped (time.monotonic()), or default if it has none."""
+        return self.disconnected_at.get(bot_id, default)
+
+    def listen(
+        self,
+        on_detach: Callable[[BotIdentity], None] | None = None,
+        on_timeout: Callable[[str], None] | None = None,
+    ) -> Callable[[], None]:
+        """Call on_detach with a bot whose stream dropped, on_timeout with a bot id cut off
+        at a deadline; returns what stops it."""
+        if on_detach is not None:
+            self.detach_listeners.append(on_detach)
+        if on_timeout is not None:
+            self.timeout_listeners.append(on_timeout)
+
+        def stop() -> None:
+            if on_detach is not None:
+                self.detach_listeners.remove(on_detach)
+            if on_timeout is not None:
+                self.timeout_listeners.remove(on_timeout)
+
+        return stop
 
     def live(self, bot_id: str) -> BotSession | None:
         """The bot's connected session, if any."""

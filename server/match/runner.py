@@ -133,7 +133,7 @@ class MatchRunner:
         for seat, session in enumerate(sessions):
             if session is None:
                 bot = self.bots[seat]
-                gone = self.hub.gone.get(bot.bot_id)
+                gone = self.hub.why_gone(bot.bot_id)
                 detail = f"bot {bot.name!r} " + (
                     gone or f"did not connect within {self.clock.no_show_s:g} s"
                 )
@@ -230,7 +230,7 @@ class MatchRunner:
         while True:
             session = self.hub.live(bot.bot_id)
             if session is None:
-                since = self.hub.disconnected_at.get(bot.bot_id, time.monotonic())
+                since = self.hub.disconnected_since(bot.bot_id, time.monotonic())
                 left = self.clock.grace_s - (time.monotonic() - since)
                 session = await self.hub.wait_for(bot.bot_id, max(0.0, left))
                 if session is None:

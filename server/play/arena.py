@@ -15,6 +15,7 @@ from games.registry import get_game
 from server.bots.process import ManagedBot
 from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
 from server.match.clocks import CgroupCpuMeter
+from server.match.hub import BotHub
 from server.match.records import ClockSettings, MatchRecord
 from server.match.runner import MatchRunner
 from server.match.sessions import BotIdentity
@@ -68,6 +69,9 @@ class Arena:
         self.tls = tls
         self.sandbox = sandbox
         self.cpu_clocks = cpu_clocks
+        # The bots' sessions and deadlines, whichever transport they come by: the arena's,
+        # handed to the gRPC server and to every local socket.
+        self.hub = BotHub(cpu_clocks)
         self._socket_dir: str | None = None
         self.services = list(services)
         self.fallback_auth = authenticate
@@ -103,11 +107,11 @@ class Arena:
                 self.services,
                 tls=self.tls,
                 unix_socket=socket_path,
+                hub=self.hub,
             )
         except BaseException:
             self._remove_socket_dir()
             raise
-        self.running.hub.cpu_clocks = self.cpu_clocks
         # Bots run as other uids; the token, not the file mode, is what admits them.
         Path(socket_path).chmod(0o666)
 
@@ -182,7 +186,7 @@ class Arena:
             finally:
                 theirs.close()  # the bot holds its end now; ours sees EOF when it exits
             self._local[bot] = await serve_socket(
-                ours, self.running.hub, self.authenticate_local, token, VERSION, name
+                ours, self.hub, self.authenticate_local, token, VERSION, name
             )
         else:
             # Managed bots are local: the Unix socket, never TLS they hold no CA for.
@@ -191,10 +195,8 @@ class Arena:
         self._bot_ids[bot] = self.identity(token).bot_id
         cgroups = bot.confinement.cgroups if bot.confinement is not None else None
         meter = cgroups.cpu_meter() if cgroups is not None else None
-        if meter is not None:
-            # Registered before the bot can connect: its stream is timed by its CPU.
-            self.running.hub.meters[self.identity(token).bot_id] = meter
-        self.running.hub.gone.pop(self.identity(token).bot_id, None)
+        # Registered before the bot can connect: its stream is timed by its CPU.
+        self.hub.managed_started(self.identity(token).bot_id, meter)
         self._watchers.add(asyncio.create_task(self._revoke_on_exit(bot, token)))
         return bot
 
@@ -206,13 +208,11 @@ class Arena:
             return
         identity = self.tokens.pop(token, None)
         if identity is not None and self.running is not None:
-            meter = self.running.hub.meters.pop(identity.bot_id, None)
+            meter = self.hub.managed_exited(identity.bot_id)
             if isinstance(meter, CgroupCpuMeter):
                 meter.close()
             if not bot.stopping:
-                self.running.hub.mark_gone(
-                    identity.bot_id, f"is not running: it {bot.exit_description()}"
-                )
+                self.hub.mark_gone(identity.bot_id, f"is not running: it {bot.exit_description()}")
                 await bot.drained()
                 for listener in self.exit_listeners:
                     listener(bot)
@@ -229,7 +229,7 @@ class Arena:
         """Play one match to its end and return its record."""
         assert self.running is not None, "arena not started"
         runner = MatchRunner(
-            self.running.hub,
+            self.hub,
             get_game(game_name),
             match_id or uuid.uuid4().hex[:12],
             seed,
@@ -272,7 +272,7 @@ class Arena:
                 free.append(bot_id)
         if self.running is None or not free:
             return []
-        return await self.running.hub.farewell(free, reason)
+        return await self.hub.farewell(free, reason)
 
     async def _goodbye(
         self, bots: Sequence[ManagedBot], bot_ids: Sequence[str], reason: str
@@ -283,7 +283,7 @@ class Arena:
             return
         for bot in bots:
             bot.stopping = True  # the server ends it: its exit is no fault of the bot
-        told = set(await self.running.hub.farewell(bot_ids, reason))
+        told = set(await self.hub.farewell(bot_ids, reason))
         exits = [
             asyncio.ensure_future(bot.process.wait())
             for bot in bots
@@ -300,7 +300,7 @@ class Arena:
         """Stop every managed bot, then the server. Every connected bot is told Goodbye
         first (server shutting down); managed bots get GOODBYE_EXIT_S to exit by themselves."""
         if self.running is not None:
-            connected = [identity.bot_id for identity in self.running.hub.connected()]
+            connected = [identity.bot_id for identity in self.hub.connected()]
             await self._goodbye(self.managed, connected, SERVER_SHUTTING_DOWN)
         await asyncio.gather(*(bot.stop() for bot in self.managed), return_exceptions=True)
         for connection in self._local.values():

@@ -118,7 +118,7 @@ async def _hello_or_failure(
     arena: Arena, bot: BotToStart, process: ManagedBot, timeout: float
 ) -> StartFailure | None:
     assert arena.running is not None
-    hub = arena.running.hub
+    hub = arena.hub
     if await hub.wait_for(bot.bot_id, timeout) is not None:
         return None
     if process.exited:
@@ -144,7 +144,7 @@ async def await_remote(
     on_waiting hears the names of those not connected yet, once, before the wait.
     """
     assert arena.running is not None
-    hub = arena.running.hub
+    hub = arena.hub
     missing = [(name, bot_id) for name, bot_id in bots if hub.live(bot_id) is None]
     if not missing:
         return []
@@ -161,7 +161,7 @@ async def await_remote(
 def wrong_game(arena: Arena, bots: Sequence[tuple[str, str]], game: str) -> list[StartFailure]:
     """The connected bots (name, bot id) whose Hello named games, none of them this one."""
     assert arena.running is not None
-    hub = arena.running.hub
+    hub = arena.hub
     failures = []
     for name, bot_id in bots:
         session = hub.live(bot_id)

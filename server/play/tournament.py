@@ -212,10 +212,8 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
             )
 
     tasks: list[asyncio.Task[None]] = []
-    assert arena.running is not None
-    lag = arena.running.hub.lag
+    lag = arena.hub.lag
     follower = asyncio.create_task(limit.follow(lambda: lag.percentile(0.9, clear=True)))
-    arena.running.hub.timeout_listeners.append(storms.note)
     mine: set[str] = set()
 
     def exited(bot: ManagedBot) -> None:
@@ -233,7 +231,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         dropped_once.add(identity.bot_id)
         run.on_bot_exit(name, "its remote connection ended (until it reconnects)", None)
 
-    arena.running.hub.detach_listeners.append(dropped)
+    stop_listening = arena.hub.listen(on_detach=dropped, on_timeout=storms.note)
     remote = [str(b.id) for b in entrants if not b.command and b.id is not None]
     arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
     reason = TOURNAMENT_STOPPED
@@ -265,7 +263,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
                 )
             raise BotsDidNotStart(tournament_id, failed, already)
         for failure in failed:
-            arena.running.hub.mark_gone(failure.bot_id, failure.reason)
+            arena.hub.mark_gone(failure.bot_id, failure.reason)
             if run.on_bot_exit is not None:
                 run.on_bot_exit(failure.name, failure.reason, failure.log_path)
         mine.update(b.name for b in managed)
@@ -275,9 +273,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     finally:
         follower.cancel()
         arena.exit_listeners.remove(exited)
-        if arena.running is not None:
-            arena.running.hub.detach_listeners.remove(dropped)
-            arena.running.hub.timeout_listeners.remove(storms.note)
+        stop_listening()
         for task in tasks:
             task.cancel()
         await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))

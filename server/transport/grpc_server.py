@@ -51,9 +51,11 @@ async def start_server(
     *,
     tls: TlsConfig | None = None,
     unix_socket: str | None = None,
+    hub: BotHub | None = None,
 ) -> RunningServer:
-    """Bind host:port (0 = a free port; TLS with `tls`) and `unix_socket`, then serve."""
-    hub = BotHub()
+    """Bind host:port (0 = a free port; TLS with `tls`) and `unix_socket`, then serve bots
+    into `hub` (the caller's, shared with its local transport; else a new one)."""
+    hub = hub if hub is not None else BotHub()
     referee = RefereeService(hub, authenticate, VERSION)
     server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=(HelloDeadline(referee.guard),))
     server.add_generic_rpc_handlers((referee.handler(),))

@@ -220,7 +220,7 @@ class MatchPlayer:
                 if failure.server_fault:
                     raise TournamentError(failure.message())
                 assert self.arena.running is not None
-                self.arena.running.hub.mark_gone(failure.bot_id, failure.reason)
+                self.arena.hub.mark_gone(failure.bot_id, failure.reason)
         identities = {b: identity_for(b, bots[b].name) for b in seats}
         return identities, code_digests([bots[b] for b in dict.fromkeys(seats)])
 

@@ -93,7 +93,6 @@ def test_a_bot_that_cannot_start_stops_the_run_before_anything_is_played(
 
 def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path: Path) -> None:
     add_bots(tmp_path, {"a": EXAMPLE, "b": EXAMPLE, "c": EXAMPLE, "false": "false"})
-    began = time.monotonic()
     run = cli(
         tmp_path,
         "tournament",
@@ -107,9 +106,7 @@ def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path:
         "--seed",
         "7",
     )
-    took = time.monotonic() - began
     assert run.returncode == 0, run.stdout + run.stderr
-    assert took < CONNECT_TIMEOUT_S  # 18 of its matches, none waited out the connect timeout
     warnings = [line for line in run.stderr.splitlines() if line.startswith("warning: bot")]
     assert warnings == [
         "warning: bot 'false' is not playing: exited with status 1 before saying Hello; "
@@ -121,7 +118,9 @@ def test_with_allow_absent_the_broken_bot_forfeits_every_match_at_once(tmp_path:
         assert len(matches) == 24
         sat = [m for m in matches if absent in m.seats]
         assert len(sat) == 18
-        for match in sat:
+        for match in sat:  # none waited out the connect timeout for the bot that had exited
+            assert match.started is not None and match.finished is not None
+            assert (match.finished - match.started).total_seconds() < CONNECT_TIMEOUT_S / 2
             seat = match.seats.index(absent)
             record = match.record or {}
             faults = [f for f in record["faults"] if f["seat"] == seat]
