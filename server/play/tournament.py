@@ -236,37 +236,10 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
     reason = TOURNAMENT_STOPPED
     try:
-        managed = [
-            BotToStart(b.name, str(b.id), b.command, digest=b.code_digest)
-            for b in entrants
-            if b.command and b.id is not None
-        ]
-        placed, refused = await place_code(managed, code_cache(arena), store.bot_archive)
-        preflight = await start_managed(arena, placed, settings.no_show_s, logs)
-        spawned = preflight.started
-        failed = [*refused, *preflight.failures]
-        away = [(b.name, str(b.id)) for b in entrants if not b.command and b.id is not None]
-        # Waiting for its remote bots is part of running it (the Admin service shows it so).
-        was_pending = tournament.status == TournamentStatus.PENDING.value
-        if was_pending and away:
-            await asyncio.to_thread(
-                store.set_tournament_status, tournament_id, TournamentStatus.RUNNING
-            )
-        failed += await await_remote(arena, away, run.remote_wait_s, run.on_waiting)
-        seated = [(b.name, str(b.id)) for b in entrants if b.id is not None]
-        failed += wrong_game(arena, seated, tournament.game)
-        stop = any(f.server_fault or f.refused for f in failed)
-        if failed and (not run.allow_absent or stop):
-            if was_pending:  # nothing of it ran: it waits as it did before
-                await asyncio.to_thread(
-                    store.set_tournament_status, tournament_id, TournamentStatus.PENDING
-                )
-            raise BotsDidNotStart(tournament_id, failed, already)
-        for failure in failed:
-            arena.hub.mark_gone(failure.bot_id, failure.reason)
-            if run.on_bot_exit is not None:
-                run.on_bot_exit(failure.name, failure.reason, failure.log_path)
-        mine.update(b.name for b in managed)
+        managed = await _bring_entrants(
+            store, tournament, entrants, arena, run, settings, logs, already, spawned
+        )
+        mine.update(managed)
         tasks = [asyncio.create_task(play(m)) for m in pending]
         await asyncio.gather(*tasks)
         reason = TOURNAMENT_FINISHED
@@ -279,6 +252,54 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
         await writer.close()
     return committer.committed
+
+
+async def _bring_entrants(
+    store: Store,
+    tournament: Tournament,
+    entrants: Sequence[Bot],
+    arena: Arena,
+    run: Run,
+    settings: ClockSettings,
+    logs: Path,
+    already: int,
+    spawned: list[ManagedBot],
+) -> list[str]:
+    """Start the managed entrants (into spawned, for the caller to stop) and wait for the
+    remote ones; raise BotsDidNotStart unless the absent may forfeit. The managed names."""
+    tournament_id = tournament.id
+    assert tournament_id is not None
+    managed = [
+        BotToStart(b.name, str(b.id), b.command, digest=b.code_digest)
+        for b in entrants
+        if b.command and b.id is not None
+    ]
+    placed, refused = await place_code(managed, code_cache(arena), store.bot_archive)
+    preflight = await start_managed(arena, placed, settings.no_show_s, logs)
+    spawned.extend(preflight.started)
+    failed = [*refused, *preflight.failures]
+    away = [(b.name, str(b.id)) for b in entrants if not b.command and b.id is not None]
+    # Waiting for its remote bots is part of running it (the Admin service shows it so).
+    was_pending = tournament.status == TournamentStatus.PENDING.value
+    if was_pending and away:
+        await asyncio.to_thread(
+            store.set_tournament_status, tournament_id, TournamentStatus.RUNNING
+        )
+    failed += await await_remote(arena, away, run.remote_wait_s, run.on_waiting)
+    seated = [(b.name, str(b.id)) for b in entrants if b.id is not None]
+    failed += wrong_game(arena, seated, tournament.game)
+    stop = any(f.server_fault or f.refused for f in failed)
+    if failed and (not run.allow_absent or stop):
+        if was_pending:  # nothing of it ran: it waits as it did before
+            await asyncio.to_thread(
+                store.set_tournament_status, tournament_id, TournamentStatus.PENDING
+            )
+        raise BotsDidNotStart(tournament_id, failed, already)
+    for failure in failed:
+        arena.hub.mark_gone(failure.bot_id, failure.reason)
+        if run.on_bot_exit is not None:
+            run.on_bot_exit(failure.name, failure.reason, failure.log_path)
+    return [b.name for b in managed]
 
 
 def code_digests(bots: Sequence[Bot]) -> dict[int, str]:

@@ -86,26 +86,13 @@ def replay_json(
         if n == len(actions) or actor is None:
             break
         action = actions[n]
-        if focus is None:
-            shown_action = game.sealed_action(action, hand)
-            legal = [game.sealed_action(a.id, hand) for a in game.legal_actions(state)]
-        elif focus == actor:
-            shown_action, legal = action, [a.id for a in game.legal_actions(state)]
-        else:
-            shown_action, legal = game.public_label(state, action), None
-        move = {
-            "seat": actor,
-            "action": shown_action,
-            "legal": legal,
-            "ms": move_ms[n] if n < len(move_ms) else None,
-        }
+        move = _move(game, state, action, actor, focus, hand)
+        move["ms"] = move_ms[n] if n < len(move_ms) else None
         before = game.hands_finished(state)
         game.apply(state, action)
         hand_ended = None
         if game.hands_finished(state) > before:
             hand_ended = {"number": before, "record": game.hand_records(state)[-1]}
-    result = match.result or {}
-    names = seat_names(detail)
     return {
         "match": match.id,
         "tournament": tournament.id,
@@ -116,18 +103,41 @@ def replay_json(
         "status": match.status,
         "focus": focus,
         "decisions": len(record.get("actions", [])),
-        "seats": [
-            {
-                "seat": s,
-                "bot": names[s],
-                "score": _at(result.get("scores"), s),
-                "rank": _at(result.get("ranks"), s),
-                "forfeited": bool(_at(record.get("forfeited"), s)),
-            }
-            for s in range(seats)
-        ],
+        "seats": _seat_rows(detail),
         "steps": steps,
     }
+
+
+def _move(
+    game: Game[Any], state: Any, action: str, actor: int, focus: int | None, hand: set[str]
+) -> dict[str, Any]:
+    """A step's move as the replay's viewer may see it: the full table sees it with the
+    hand's sealed cards masked, the acting seat its own move, another seat its public label."""
+    legal: list[str] | None
+    if focus is None:
+        shown = game.sealed_action(action, hand)
+        legal = [game.sealed_action(a.id, hand) for a in game.legal_actions(state)]
+    elif focus == actor:
+        shown, legal = action, [a.id for a in game.legal_actions(state)]
+    else:
+        shown, legal = game.public_label(state, action), None
+    return {"seat": actor, "action": shown, "legal": legal}
+
+
+def _seat_rows(detail: MatchDetail) -> list[dict[str, Any]]:
+    """Each seat's bot and its result."""
+    record, result = detail.match.record or {}, detail.match.result or {}
+    names = seat_names(detail)
+    return [
+        {
+            "seat": s,
+            "bot": names[s],
+            "score": _at(result.get("scores"), s),
+            "rank": _at(result.get("ranks"), s),
+            "forfeited": bool(_at(record.get("forfeited"), s)),
+        }
+        for s in range(len(detail.match.seats))
+    ]
 
 
 def _sealed_by_hand(
