@@ -4,7 +4,7 @@ Usage: python bench/compare_errors.py [--games G,...] [--pool-sets N] [--runs R]
 (also run by bench/ranking_quality.py for every game it benches).
 
 Per game, two pairs of house bots play pools of compare's sets (one deal in every seating of
-server.cli.compare.set_seats, the other seats random bots, as `--field house:G:noise=1`),
+server.play.compare_sets.set_seats, the other seats random bots, as `--field house:G:noise=1`),
 answered by the game's rule bot in process like bench/ranking_quality.py:
 
   twins: NEW and BASE both noise 0.5. Their true difference is 0 by symmetry, so the pool's
@@ -37,7 +37,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "clients/python"), str(ROOT / "clients/pyt
 from house_play import play_noisy  # noqa: E402
 
 from games.registry import get_game  # noqa: E402
-from server.cli.compare import DEFAULT_H1, DEFAULT_MAX_SETS, set_difference, set_seats  # noqa: E402
+from server.play.compare_sets import DEFAULT_H1, DEFAULT_MAX_SETS, set_difference, set_seats  # noqa: E402
 from tournaments.sequential import BETTER, NOT_BETTER, SprtSettings, sprt  # noqa: E402
 
 GAMES = ("knives", "knaves", "kill", "ninja-whist", "kansas-city")

@@ -19,7 +19,8 @@ from tournaments.errors import TournamentError
 from tournaments.store import Store
 
 PREFIX = "house:"
-SCRIPT = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples" / "house_bot.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples"
+SCRIPT = EXAMPLES / "house_bot.py"
 ALLOWED = "house:GAME:noise=X with X from 0 (the rule bot) to 1 (random)"
 
 
@@ -92,3 +93,11 @@ def resolve_names(store: Store, names: Sequence[str]) -> list[str]:
     any is registered, so a bad name stores nothing."""
     houses = {name: parse_house(name) for name in names if is_house(name)}
     return [house_bot(store, houses[name]) if name in houses else name for name in names]
+
+
+def example_bots(game: str, seats: int) -> dict[str, str]:
+    """The demo's entrants: the game's rule-following example bot and one random bot per seat
+    (script names in EXAMPLES)."""
+    bots = {f"demo-rules-{game}": f"{game.replace('-', '_')}_bot.py"}
+    bots.update({f"demo-random-{i}": "random_bot.py" for i in range(1, seats + 1)})
+    return bots

@@ -1,27 +1,24 @@
-"""`cardshark bot test`: a registered bot against the house bots, with nothing stored."""
+"""`cardshark bot test`: a registered bot against the house bots, with nothing stored.
+
+The engine (the house, the matches, the verdict) is server.play.bot_test; here the options
+are read, the plan made and the outcome printed.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import secrets
-import shlex
 import sys
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, NoReturn
 
-import grpc
 import typer
 
+from games.base import GameSpec
 from games.registry import get_game
-from server.bots.process import ManagedBot
-from server.bots.sandbox import SandboxPolicy
-from server.bots.start import BotToStart
 from server.cli.common import (
-    EXAMPLES,
     REMOTE_PORT,
     DbOption,
     JsonOption,
@@ -38,296 +35,9 @@ from server.cli.common import (
     sandbox_policy,
     stored_code,
 )
-from server.cli.demo import demo_bots
-from server.match.records import ClockSettings, Fault, MatchRecord
-from server.match.sessions import BotIdentity
-from server.play.arena import Arena
-from server.play.preflight import start_managed
+from server.play.bot_test import Outcome, Plan, house_bots, play_trial, report_json, summary
 from server.play.tournament import database_authenticator, identity_for
-from server.transport.service import Authenticator, Refusal
-from server.views.request_of_step import request_of_fault
-
-REMOTE_WAIT_S = 300.0
-TAIL_LINES = 10
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What one `bot test` plays: the bot, its game, the matches and their clock."""
-
-    name: str
-    bot: BotIdentity
-    command: str | None
-    game: str
-    seats: int
-    matches: int
-    seed: int
-    move_ms: int
-    sandbox: SandboxPolicy
-    log_dir: Path
-    host: str
-    port: int
-    authenticate: Authenticator | None
-    transport: str = "local"
-    workdir: Path | None = None  # the tested bot's stored code, unpacked (bot add --dir)
-
-    @property
-    def clock(self) -> ClockSettings:
-        """The clock of every match."""
-        return ClockSettings(move_ms=self.move_ms)
-
-    @property
-    def stderr_log(self) -> Path | None:
-        """Where a managed tested bot's stderr goes (a remote bot's is its own)."""
-        return None if self.command is None else self.log_dir / f"{self.name}.stderr.log"
-
-    def seat_of(self, match: int) -> int:
-        """The tested bot's seat in a match (each seat in turn)."""
-        return match % self.seats
-
-    def seed_of(self, match: int) -> int:
-        """A match's seed: the deals repeat once per rotation, so every seat gets each deal."""
-        return self.seed + match // self.seats
-
-
-@dataclass
-class Outcome:
-    """What the test showed: the matches' records and why the bot stopped playing, if it did."""
-
-    records: list[MatchRecord] = field(default_factory=list)
-    ended: str = ""  # e.g. "exited with status 1 before saying Hello"
-    stderr: list[str] = field(default_factory=list)  # its last lines when it ended
-    error: str = ""  # the server's own failure (a house bot did not start): no verdict
-
-
-def house_bots(game: str, seats: int) -> dict[str, str]:
-    """The house: the game's rule-following example bot, then random bots for the rest."""
-    scripts = demo_bots(game, seats - 2)
-    return {
-        name.replace("demo-", "house-", 1): shlex.join([sys.executable, str(EXAMPLES / script)])
-        for name, script in scripts.items()
-    }
-
-
-def only_the_tested(
-    plan: Plan, authenticate: Authenticator, notice: Callable[[str], None]
-) -> Authenticator:
-    """The remote bot's authenticator for a test: the tested bot alone gets in, and each
-    kind of refusal is said once (the test otherwise waits minutes, saying nothing)."""
-    said: set[str] = set()
-
-    def tell(line: str) -> None:
-        if line not in said:
-            said.add(line)
-            notice(line)
-
-    def admit(token: str) -> BotIdentity | Refusal | None:
-        identity = authenticate(token)
-        if identity is None:
-            tell(
-                "refused a bot: its token is no registered bot's "
-                f"(give it {plan.name}'s token, from `cardshark bot add`)"
-            )
-        elif isinstance(identity, BotIdentity) and identity.bot_id != plan.bot.bot_id:
-            tell(f"refused {identity.name}: this test plays {plan.name}, with {plan.name}'s token")
-            return Refusal(
-                grpc.StatusCode.UNAUTHENTICATED,
-                f"this test plays {plan.name}, not {identity.name}: start {plan.name} with "
-                f"{plan.name}'s token",
-            )
-        return identity
-
-    return admit
-
-
-async def play_trial(
-    plan: Plan, say: Callable[[str], None], notice: Callable[[str], None]
-) -> Outcome:
-    """Start an arena with the house bots and the tested bot, play the matches, stop; say
-    tells how each match went, notice where a remote bot should connect and who was refused."""
-    outcome = Outcome()
-    authenticate = plan.authenticate
-    if authenticate is not None:
-        authenticate = only_the_tested(plan, authenticate, notice)
-    arena = Arena(
-        plan.log_dir,
-        plan.host,
-        plan.port,
-        authenticate,
-        sandbox=plan.sandbox,
-        transport=plan.transport,
-    )
-    async with arena:
-        house = [
-            BotToStart(name, f"house:{name}", command)
-            for name, command in house_bots(plan.game, plan.seats).items()
-        ]
-        tested = []
-        if plan.command is not None:
-            tested = [BotToStart(plan.name, plan.bot.bot_id, plan.command, workdir=plan.workdir)]
-            # The stderr tail shown must be this run's.
-            (plan.log_dir / f"{plan.name}.stderr.log").unlink(missing_ok=True)
-        else:
-            notice(
-                f"waiting for {plan.name} to connect to {arena.address} "
-                f"(start it with --server {arena.address} and its token; up to "
-                f"{REMOTE_WAIT_S:g} s)"
-            )
-        # A bot that exits before its Hello fails here at once, not at the no-show timeout.
-        preflight = await start_managed(arena, [*house, *tested], plan.clock.no_show_s)
-        for failure in preflight.failures:
-            if failure.server_fault or failure.name != plan.name:
-                outcome.error = f"the server could not start the house: {failure.message()}"
-                return outcome
-            outcome.ended = failure.reason
-            outcome.stderr = list(failure.stderr)
-            return outcome
-        assert arena.running is not None
-        if plan.command is None and not await arena.hub.wait_for(plan.bot.bot_id, REMOTE_WAIT_S):
-            outcome.ended = f"did not connect within {REMOTE_WAIT_S:g} s"
-            return outcome
-        managed = next((b for b in preflight.started if b.name == plan.name), None)
-        seated = [BotIdentity(b.bot_id, b.name) for b in house]
-        await _play(arena, plan, seated, managed, outcome, say)
-    return outcome
-
-
-async def _play(
-    arena: Arena,
-    plan: Plan,
-    house: list[BotIdentity],
-    managed: ManagedBot | None,
-    outcome: Outcome,
-    say: Callable[[str], None],
-) -> None:
-    for index in range(plan.matches):
-        seat = plan.seat_of(index)
-        record = await arena.play(
-            plan.game,
-            [*house[:seat], plan.bot, *house[seat:]],
-            seed=plan.seed_of(index),
-            clock=plan.clock,
-            match_id=f"test-{index + 1}",
-        )
-        outcome.records.append(record)
-        say(match_line(index, seat, record))
-        for fault in record.faults_of(seat):
-            for line in fault_lines(fault_json(index, record, fault, plan.move_ms)):
-                say(line)
-        if managed is not None and managed.exited:
-            # A bot that crashed mid-match was charged (and forfeited) by the referee; the
-            # next match would only charge its no-show.
-            await managed.drained()
-            outcome.ended = f"{managed.exit_description()} in match {index + 1}"
-            outcome.stderr = managed.stderr_tail(TAIL_LINES)
-            return
-
-
-def match_line(index: int, seat: int, record: MatchRecord) -> str:
-    """One line for a finished match: the bot's seat, the scores and its faults."""
-    scores = " / ".join(
-        f"{'*' if s == seat else ''}{name} {score}"
-        for s, (name, score) in enumerate(zip(record.seats, record.scores, strict=True))
-    )
-    faults = len(record.faults_of(seat))
-    status = "" if record.status == "finished" else f" [{record.status}: {record.reason}]"
-    return (
-        f"match {index + 1} (seat {seat}, seed {record.seed}): {scores}; "
-        f"{faults} fault{'s' if faults != 1 else ''}{status}"
-    )
-
-
-def fault_json(index: int, record: MatchRecord, fault: Fault, move_ms: int) -> dict[str, Any]:
-    """A fault with its match, decision and the request it answered (rebuilt), as JSON."""
-    request = request_of_fault(record, fault, move_ms)
-    return {
-        "match": index + 1,
-        "decision": fault.decision,
-        "request_decision": None if request is None else request.decision,
-        "seat": fault.seat,
-        "kind": fault.kind,
-        "detail": fault.detail,
-        "request_id": fault.request_id,
-        "fallback": fault.fallback,
-        "request": None if request is None else request.to_json(),
-        "view": None if request is None else request.view(),
-        "legal": None if request is None else request.legal(),
-    }
-
-
-def fault_lines(fault: dict[str, Any]) -> list[str]:
-    """A fault as text: what, where, the request that caused it and what was played."""
-    lines = [
-        f"fault in match {fault['match']}, decision {fault['decision']}: "
-        f"{fault['kind']}: {fault['detail']}"
-    ]
-    if fault["request"] is None:
-        lines.append("  request: none (the fault answered no request)")
-    else:
-        asked = fault["request_decision"]
-        where = "" if asked == fault["decision"] else f" (decision {asked})"
-        rid = f" {fault['request_id']}" if fault["request_id"] else ""  # 0: never recorded
-        lines.append(f"  request{rid}{where}, seat {fault['seat']}:")
-        lines.append(f"  view: {json.dumps(fault['view'], separators=(',', ':'))}")
-        lines.append(f"  legal: {', '.join(fault['legal'])}")
-    played = fault["fallback"] or "nothing instead (the answer already given stood)"
-    lines.append(f"  referee played: {played}")
-    return lines
-
-
-def tested_faults(plan: Plan, records: list[MatchRecord]) -> list[tuple[int, Fault]]:
-    """The tested bot's faults (not the house bots'), each with its match's index."""
-    return [(i, f) for i, r in enumerate(records) for f in r.faults_of(plan.seat_of(i))]
-
-
-def summary(plan: Plan, outcome: Outcome) -> dict[str, Any]:
-    """The verdict and its numbers."""
-    records = outcome.records
-    faults = [f for _, f in tested_faults(plan, records)]
-    kinds = Counter(f.kind for f in faults)
-    voided = [i + 1 for i, r in enumerate(records) if r.status != "finished"]
-    own = [r.scores[plan.seat_of(i)] for i, r in enumerate(records)]
-    others = [
-        score
-        for i, r in enumerate(records)
-        for s, score in enumerate(r.scores)
-        if s != plan.seat_of(i)
-    ]
-    passed = not faults and not voided and not outcome.ended and len(records) == plan.matches
-    n = len(records)
-    if passed:
-        line = (
-            f"PASS: {n} match{'es' if n != 1 else ''}, 0 faults, mean score "
-            f"{_mean(own):.1f} (house bots {_mean(others):.1f})"
-        )
-    else:
-        why = []
-        if outcome.ended:
-            why.append(f"{plan.name} {outcome.ended}")
-        if faults:
-            counted = ", ".join(f"{k} {c}" for k, c in sorted(kinds.items()))
-            why.append(f"{len(faults)} fault{'s' if len(faults) != 1 else ''} ({counted})")
-        if voided:
-            why.append(f"voided match {', '.join(map(str, voided))}")
-        played = f"{n} match{'es' if n != 1 else ''}" + (
-            "" if n == plan.matches else f" of {plan.matches}"
-        )
-        line = f"FAIL: {'; '.join(why)}" + (f" in {played}" if n else "")
-    return {
-        "passed": passed,
-        "verdict": line,
-        "matches_played": n,
-        "fault_count": len(faults),
-        "fault_kinds": dict(kinds),
-        "mean_score": _mean(own),
-        "house_mean_score": _mean(others),
-        "ended": outcome.ended,
-        "stderr_tail": outcome.stderr,
-    }
-
-
-def _mean(values: list[int]) -> float:
-    return sum(values) / len(values) if values else 0.0
+from tournaments.store import Store
 
 
 def bot_test(
@@ -365,46 +75,20 @@ def bot_test(
     check_transport(transport)
     with clear_errors():
         spec = get_game(game).spec
-    with open_store(db) as store:
-        bot = store.get_bot(name)
-        assert bot.id is not None
-        remote = not bot.command
-        policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
-        require_sandbox(policy)  # the house bots are managed, whatever the tested bot is
-        workdir = stored_code(store, bot.name, bot.code_digest, policy)
-        plan = Plan(
-            name=bot.name,
-            bot=identity_for(bot.id, bot.name),
-            command=bot.command,
-            game=spec.name,
-            seats=spec.default_seats,
-            matches=matches,
-            seed=secrets.randbelow(2**31) if seed is None else seed,
-            move_ms=move_ms or spec.move_ms,
-            sandbox=policy,
-            log_dir=log_dir / "bot-test",
-            host=host,
-            port=(REMOTE_PORT if remote else 0) if port is None else port,
-            authenticate=database_authenticator(store) if remote else None,
-            transport=transport,
-            workdir=workdir,
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
+
+    with open_store(db) as store:  # open while the test runs: a remote bot's token is checked
+        plan = _plan(
+            store, name, spec, matches, seed, move_ms, port, host, log_dir, sandbox, transport
         )
-
-        if remote:
-            check_listen(
-                host, plan.port, purpose=f"{plan.name} to dial", then=" and start the bot "
-                "with --server HOST:PORT",
-            )  # fmt: skip
         log_directory(log_dir)
-
-        def say(line: str) -> None:
-            print(line, file=sys.stderr if as_json else sys.stdout, flush=True)
-
         if not as_json:
             house = ", ".join(house_bots(plan.game, plan.seats))
             say(
-                f"bot test: {plan.name} ({'remote' if remote else 'managed'}) against {house} "
-                f"in {spec.title}, {matches} match{'es' if matches != 1 else ''}, "
+                f"bot test: {plan.name} ({'managed' if plan.command else 'remote'}) against "
+                f"{house} in {spec.title}, {matches} match{'es' if matches != 1 else ''}, "
                 f"seed {plan.seed}, {plan.move_ms} ms a move"
             )
         with clear_errors():
@@ -413,36 +97,63 @@ def bot_test(
             except KeyboardInterrupt:
                 errors.print("interrupted; nothing was stored")
                 raise typer.Exit(130) from None
+    _report(plan, outcome, as_json, say)
+
+
+def _plan(
+    store: Store,
+    name: str,
+    spec: GameSpec,
+    matches: int,
+    seed: int | None,
+    move_ms: int | None,
+    port: int | None,
+    host: str,
+    log_dir: Path,
+    sandbox: str,
+    transport: str,
+) -> Plan:
+    """What the test plays: the stored bot, its sandbox and code, the deals, and for a remote
+    bot the port it dials (checked free, one line if not)."""
+    bot = store.get_bot(name)
+    assert bot.id is not None
+    remote = not bot.command
+    policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
+    require_sandbox(policy)  # the house bots are managed, whatever the tested bot is
+    workdir = stored_code(store, bot.name, bot.code_digest, policy)
+    plan = Plan(
+        name=bot.name,
+        bot=identity_for(bot.id, bot.name),
+        command=bot.command,
+        game=spec.name,
+        seats=spec.default_seats,
+        matches=matches,
+        seed=secrets.randbelow(2**31) if seed is None else seed,
+        move_ms=move_ms or spec.move_ms,
+        sandbox=policy,
+        log_dir=log_dir / "bot-test",
+        host=host,
+        port=(REMOTE_PORT if remote else 0) if port is None else port,
+        authenticate=database_authenticator(store) if remote else None,
+        transport=transport,
+        workdir=workdir,
+    )
+    if remote:
+        check_listen(
+            host, plan.port, purpose=f"{plan.name} to dial", then=" and start the bot "
+            "with --server HOST:PORT",
+        )  # fmt: skip
+    return plan
+
+
+def _report(plan: Plan, outcome: Outcome, as_json: bool, say: Callable[[str], None]) -> NoReturn:
+    """Print the outcome (the report for --json, else the verdict after the stderr of a bot
+    that ended) and exit 0 if it passed, 1 if not (2: the server could not start the house)."""
     if outcome.error:
         fail(outcome.error)
     result = summary(plan, outcome)
     if as_json:
-        faults = [
-            fault_json(i, outcome.records[i], f, plan.move_ms)
-            for i, f in tested_faults(plan, outcome.records)
-        ]
-        report = {
-            "bot": plan.name,
-            "game": plan.game,
-            "seed": plan.seed,
-            "move_ms": plan.move_ms,
-            **result,
-            "stderr_log": None if plan.stderr_log is None else str(plan.stderr_log),
-            "matches": [
-                {
-                    "match": i + 1,
-                    "seat": plan.seat_of(i),
-                    "seed": r.seed,
-                    "seats": r.seats,
-                    "scores": r.scores,
-                    "status": r.status,
-                    "reason": r.reason,
-                }
-                for i, r in enumerate(outcome.records)
-            ],
-            "faults": faults,
-        }
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report_json(plan, outcome, result), indent=2))
     else:
         if outcome.ended and plan.stderr_log is not None:
             say(f"{plan.name}'s stderr ({plan.stderr_log}), last lines:")

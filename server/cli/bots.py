@@ -19,8 +19,8 @@ from server.bots.archive import (
     mib,
     pack_directory,
 )
+from server.bots.house import EXAMPLES
 from server.cli.common import (
-    EXAMPLES,
     REMOTE_PORT,
     DbOption,
     JsonOption,

@@ -48,9 +48,6 @@ console = _console()
 errors = _console(stderr=True)
 
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "clients" / "python" / "examples"
-
-
 DbOption = Annotated[
     str | None,
     typer.Option(

@@ -9,11 +9,11 @@ from typing import Annotated
 import typer
 
 from games.registry import get_game
+from server.bots.house import EXAMPLES, example_bots
 from server.bots.sandbox import (
     unavailable_reason,
 )
 from server.cli.common import (
-    EXAMPLES,
     DbOption,
     TransportOption,
     check_transport,
@@ -23,13 +23,6 @@ from server.cli.common import (
 )
 from server.cli.running import run_with_progress
 from server.cli.tournament_show import show_ending
-
-
-def demo_bots(game: str, seats: int) -> dict[str, str]:
-    """The demo's entrants: the game's rule-following example bot and one random bot per seat."""
-    bots = {f"demo-rules-{game}": f"{game.replace('-', '_')}_bot.py"}
-    bots.update({f"demo-random-{i}": "random_bot.py" for i in range(1, seats + 1)})
-    return bots
 
 
 def demo(
@@ -53,7 +46,7 @@ def demo(
     with open_store(db, create=True) as store:
         policy = sandbox_policy(sandbox, 1024, 0, 64, store, check=False)
         spec = get_game(game).spec
-        entrants = demo_bots(spec.name, spec.default_seats)
+        entrants = example_bots(spec.name, spec.default_seats)
         known = {b.name for b in store.list_bots()}
         for name, script in entrants.items():
             if name not in known:

@@ -12,8 +12,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
@@ -50,65 +50,128 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
     """The web application over one store (and the running matches of this process); its
     handlers are sync, so Starlette runs them in a thread pool and the referee's event loop
     never waits on the database."""
+    return Starlette(
+        routes=Site(store, lives).routes(),
+        middleware=[Middleware(GZipMiddleware, minimum_size=1000)],
+        exception_handlers={NotFoundError: not_found},
+    )
 
-    pulse = Pulse(lambda: web_queries.pulse(store))
 
-    def page(request: Request, template: str, **context: Any) -> Response:
+async def not_found(request: Request, exc: Exception) -> Response:
+    """A bot, tournament or match a handler did not find: 404 with the store's words, as
+    Starlette answers an HTTPException(404)."""
+    return PlainTextResponse(str(exc), status_code=404)
+
+
+class ReplayCache:
+    """Replay JSON of finished matches, which never change: the last REPLAYS_CACHED kept."""
+
+    def __init__(self) -> None:
+        self._bodies: OrderedDict[tuple[int, int | None], bytes] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[int, int | None]) -> bytes | None:
+        """A kept body, now the most recent; None if not kept."""
+        with self._lock:
+            cached = self._bodies.get(key)
+            if cached is not None:
+                self._bodies.move_to_end(key)
+        return cached
+
+    def put(self, key: tuple[int, int | None], body: bytes) -> None:
+        """Keep a body, dropping the least recent past REPLAYS_CACHED."""
+        with self._lock:
+            self._bodies[key] = body
+            while len(self._bodies) > REPLAYS_CACHED:
+                self._bodies.popitem(last=False)
+
+
+class Site:
+    """The pages and the API of one store: a handler per route; a NotFoundError raised in one
+    is answered 404 by not_found."""
+
+    def __init__(self, store: Store, lives: LiveMatches) -> None:
+        self.store = store
+        self.lives = lives
+        self.pulse = Pulse(lambda: web_queries.pulse(store))
+        self.views = TournamentViews(store)
+        self.replays = ReplayCache()
+
+    def routes(self) -> list[BaseRoute]:
+        """Every page, API route and the static files."""
+        return [
+            Route("/", self.home),
+            Route("/rankings/{game}", self.rankings),
+            Route("/bots/{name}", self.bot),
+            Route("/tournaments/{tournament:int}", self.tournament),
+            Route("/api/tournaments/{tournament:int}", self.tournament_json),
+            Route("/api/tournaments/{tournament:int}/events", self.tournament_events),
+            Route("/api/rankings/{game}/events", self.rankings_events),
+            Route("/matches/{match:int}", self.match),
+            Route("/api/matches/{match:int}/replay", self.replay),
+            Route("/api/matches/{match:int}/live", self.match_live),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ]
+
+    def page(self, request: Request, template: str, **context: Any) -> Response:
+        """A template rendered with the games of the menu."""
         return TEMPLATES.TemplateResponse(request, template, {"games": all_games(), **context})
 
-    def home(request: Request) -> Response:
-        return page(request, "home.html", tournaments=web_queries.latest_tournaments(store, RECENT))
+    def home(self, request: Request) -> Response:
+        """/: the latest tournaments."""
+        tournaments = web_queries.latest_tournaments(self.store, RECENT)
+        return self.page(request, "home.html", tournaments=tournaments)
 
-    def board(request: Request) -> dict[str, Any]:
+    def board(self, request: Request) -> dict[str, Any]:
+        """The game of a /rankings/{game} URL (404 if none) and its ranking rows."""
         try:
             game = get_game(request.path_params["game"]).spec
         except UnknownGameError as exc:
             raise HTTPException(404, str(exc)) from None
-        return {"game": game, "rows": ranking_rows(store.rankings(game.name))}
+        return {"game": game, "rows": ranking_rows(self.store.rankings(game.name))}
 
-    def rankings(request: Request) -> Response:
-        return page(request, "rankings.html", **board(request))
+    def rankings(self, request: Request) -> Response:
+        """/rankings/{game}: a game's leaderboard."""
+        return self.page(request, "rankings.html", **self.board(request))
 
-    def rankings_events(request: Request) -> Response:
-        name = board(request)["game"].name
-        return stream(pulse, lambda: {"rows": ranking_rows(store.rankings(name))}, "rankings")
+    def rankings_events(self, request: Request) -> Response:
+        """/api/rankings/{game}/events: the leaderboard's rows as they change."""
+        name = self.board(request)["game"].name
+        return stream(
+            self.pulse, lambda: {"rows": ranking_rows(self.store.rankings(name))}, "rankings"
+        )
 
-    def bot(request: Request) -> Response:
-        try:
-            # A retired bot's page still answers: its matches are listed everywhere else.
-            profile = store.bot_profile(request.path_params["name"], recent=0)
-        except NotFoundError as exc:
-            raise HTTPException(404, str(exc)) from None
+    def bot(self, request: Request) -> Response:
+        """/bots/{name}: a bot's ratings, their history, its faults and recent matches."""
+        # A retired bot's page still answers: its matches are listed everywhere else.
+        profile = self.store.bot_profile(request.path_params["name"], recent=0)
         found = profile.bot
         assert found.id is not None
         history = {
-            r.game: rating_series(web_queries.bot_history(store, found.id, r.game))
+            r.game: rating_series(web_queries.bot_history(self.store, found.id, r.game))
             for r in profile.ratings
         }
-        return page(
+        return self.page(
             request,
             "bot.html",
             bot=found,
             ratings=profile.ratings,
             history=history,
             faults=profile.faults,
-            recent=web_queries.recent_matches(store, found.id, RECENT),
+            recent=web_queries.recent_matches(self.store, found.id, RECENT),
         )
 
-    views = TournamentViews(store)
+    def tournament_view(self, request: Request) -> TournamentView:
+        """The tournament of a /tournaments/{tournament} URL."""
+        return self.views.get(int(request.path_params["tournament"]))
 
-    def tournament_view(request: Request) -> TournamentView:
-        try:
-            return views.get(int(request.path_params["tournament"]))
-        except NotFoundError as exc:
-            raise HTTPException(404, str(exc)) from None
-
-    def tournament(request: Request) -> Response:
-        view = tournament_view(request)
+    def tournament(self, request: Request) -> Response:
+        """/tournaments/{tournament}: standings, live table and the filtered matches."""
+        view = self.tournament_view(request)
         filters = MatchFilter.from_query(request.query_params)
         matching = [r for r in view.matches if filters.keep(r)]
         everyone = request.query_params.get("cross") == "all"
-        return page(
+        return self.page(
             request,
             "tournament.html",
             t=view.rows.tournament,
@@ -122,23 +185,24 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
             matching=len(matching),
         )
 
-    def tournament_json(request: Request) -> Response:
-        return JSONResponse(tournament_view(request).result.to_json())
+    def tournament_json(self, request: Request) -> Response:
+        """/api/tournaments/{tournament}: the tournament's result as JSON."""
+        return JSONResponse(self.tournament_view(request).result.to_json())
 
-    def tournament_events(request: Request) -> Response:
-        tid = tournament_view(request).rows.tournament.id or 0
+    def tournament_events(self, request: Request) -> Response:
+        """/api/tournaments/{tournament}/events: its live table as it changes."""
+        tid = self.tournament_view(request).rows.tournament.id or 0
         everyone = request.query_params.get("cross") == "all"
+        views = self.views
         return stream(
-            pulse,
+            self.pulse,
             lambda: views.get(tid).live_all if everyone else views.get(tid).live,
             "tournament",
         )
 
-    def match(request: Request) -> Response:
-        try:
-            detail = store.match_detail(int(request.path_params["match"]))
-        except NotFoundError as exc:
-            raise HTTPException(404, str(exc)) from None
+    def match(self, request: Request) -> Response:
+        """/matches/{match}: a match's seats, result, faults and its replay viewer."""
+        detail = self.store.match_detail(int(request.path_params["match"]))
         record = detail.match.record or {}
         names = seat_names(detail)
         faults = [0] * len(names)
@@ -146,7 +210,7 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
             if 0 <= fault.get("seat", -1) < len(faults):
                 faults[fault["seat"]] += 1
         forfeited = list(record.get("forfeited") or []) + [False] * len(names)
-        return page(
+        return self.page(
             request,
             "match.html",
             detail=detail,
@@ -157,74 +221,48 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
             forfeited=forfeited,
             code=seat_code(record, len(names)),
             decisions=len(record.get("actions", [])),
-            in_play=web_queries.deal_in_play(store, detail.match.id or 0),
+            in_play=web_queries.deal_in_play(self.store, detail.match.id or 0),
             in_play_text=DEAL_IN_PLAY,
             watchable=detail.match.status not in FINAL,  # a pending match goes live when played
             delay=DELAY,
         )
 
-    def match_live(request: Request) -> Response:
+    def match_live(self, request: Request) -> Response:
+        """/api/matches/{match}/live: a running match's steps, delayed, as they happen."""
         match_id = int(request.path_params["match"])
-        try:
-            store.match_detail(match_id)
-        except NotFoundError as exc:
-            raise HTTPException(404, str(exc)) from None
+        store = self.store
+        store.match_detail(match_id)  # NotFoundError: 404
 
         def ended() -> bool:
             return store.get_match(match_id).status in FINAL
 
         return spectate(
-            lives,
-            pulse,
+            self.lives,
+            self.pulse,
             match_id,
             lambda: web_queries.deal_in_play(store, match_id, others=True),
             ended,
         )
 
-    replays: OrderedDict[tuple[int, int | None], bytes] = OrderedDict()
-    replays_lock = threading.Lock()
-
-    def replay(request: Request) -> Response:
+    def replay(self, request: Request) -> Response:
+        """/api/matches/{match}/replay[?seat=N]: the replay JSON (409 while its deal is in play)."""
         match_id = int(request.path_params["match"])
         seat = request.query_params.get("seat", "")
         focus = int(seat) if seat.isdigit() else None
         if seat and focus is None:
             raise HTTPException(400, f"seat must be a seat number, got {seat!r}")
         key = (match_id, focus)
-        with replays_lock:
-            cached = replays.get(key)
-            if cached is not None:
-                replays.move_to_end(key)
+        cached = self.replays.get(key)
         if cached is None:
-            if web_queries.deal_in_play(store, match_id):
+            if web_queries.deal_in_play(self.store, match_id):
                 # Its rotations share the deal: the table stays hidden until all are played.
                 raise HTTPException(409, DEAL_IN_PLAY)
+            detail = self.store.match_detail(match_id)
             try:
-                detail = store.match_detail(match_id)
                 body = replay_json(detail, focus)
-            except NotFoundError as exc:
-                raise HTTPException(404, str(exc)) from None
             except ValueError as exc:
                 raise HTTPException(400, str(exc)) from None
             cached = bytes(JSONResponse(body).body)
             if detail.match.status in FINAL:
-                with replays_lock:
-                    replays[key] = cached
-                    while len(replays) > REPLAYS_CACHED:
-                        replays.popitem(last=False)
+                self.replays.put(key, cached)
         return Response(cached, media_type="application/json")
-
-    routes = [
-        Route("/", home),
-        Route("/rankings/{game}", rankings),
-        Route("/bots/{name}", bot),
-        Route("/tournaments/{tournament:int}", tournament),
-        Route("/api/tournaments/{tournament:int}", tournament_json),
-        Route("/api/tournaments/{tournament:int}/events", tournament_events),
-        Route("/api/rankings/{game}/events", rankings_events),
-        Route("/matches/{match:int}", match),
-        Route("/api/matches/{match:int}/replay", replay),
-        Route("/api/matches/{match:int}/live", match_live),
-        Mount("/static", StaticFiles(directory=STATIC), name="static"),
-    ]
-    return Starlette(routes=routes, middleware=[Middleware(GZipMiddleware, minimum_size=1000)])

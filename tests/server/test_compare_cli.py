@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from server.bots.house import HouseBot
-from server.cli.compare import progress_line, set_difference, set_seats
+from server.play.compare_sets import progress_line, set_difference, set_seats
 from tournaments.sequential import SprtSettings, sprt_steps
 from tournaments.store import Store
 
