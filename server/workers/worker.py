@@ -28,13 +28,13 @@ from server.bots.start import BotToStart
 from server.match.records import ClockSettings
 from server.match.sessions import BotIdentity
 from server.play.arena import TOURNAMENT_FINISHED, Arena
+from server.play.one_match import play_until_not_voided
 from server.play.preflight import start_managed
 from server.play.tournament import (
     code_cache,
     code_digests,
     database_authenticator,
     identity_for,
-    play_until_not_voided,
 )
 from server.transport.tls import TlsConfig
 from server.workers.queue import ensure_queue

@@ -23,7 +23,7 @@ from cardshark_bot.local import FrameBuffer as KitFrames
 from cardshark_bot.local import FrameError as KitFrameError
 from server.codec.bot_env import FD3_LAUNCHER
 from server.match.limits import MAX_MESSAGE_BYTES
-from server.transport.local import FrameBuffer, FrameError, frame, split_frames
+from server.transport.frames import FrameBuffer, FrameError, frame, split_frames
 
 LOST = "cardshark: the server closed fd:3 without a Goodbye; stopping"
 FINISHED = "cardshark: tournament finished; nothing more to play"

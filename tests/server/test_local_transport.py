@@ -26,14 +26,8 @@ from server.match.limits import MAX_MESSAGE_BYTES
 from server.match.records import ClockSettings, MatchRecord
 from server.play.arena import Arena, check_transport
 from server.transport import service
-from server.transport.local import (
-    FrameError,
-    LocalConnection,
-    frame,
-    serve_socket,
-    socket_pair,
-    split_frames,
-)
+from server.transport.frames import FrameError, frame, split_frames
+from server.transport.local import LocalConnection, serve_socket, socket_pair
 from tests.server.conftest import HOSTILE_BOT, PYTHON, RANDOM_BOT, ROOT, TRANSPORTS
 
 CLOCK = ClockSettings(move_ms=400, bank_ms=0, fault_limit=3, grace_s=1.5, no_show_s=8)

@@ -30,7 +30,7 @@ from server.match.hub import BotHub
 from server.match.records import ClockSettings, MatchRecord
 from server.match.runner import MatchRunner
 from server.match.sessions import BotIdentity, BotSession, Outgoing
-from server.transport import local as local_transport
+from server.transport import frames as framing
 from server.transport import service
 
 Chooser = Callable[[pb.DecisionRequest], str]
@@ -48,7 +48,7 @@ class WireBot(BotSession):
     def _wire(self, data: bytes) -> bytes:
         if not self.framed:
             return data
-        frames, used = local_transport.split_frames(local_transport.frame(data))
+        frames, used = framing.split_frames(framing.frame(data))
         assert used > len(data) and len(frames) == 1
         return frames[0]
 

@@ -12,13 +12,13 @@ import pytest
 from cardshark.v1 import referee_pb2 as pb
 from server.match.hub import BotHub
 from server.match.sessions import BotIdentity, BotSession, PendingRequest, Reply
+from server.transport.frames import frame
 from server.transport.local import (
     FAST_PATH_ENV,
     IDLE_WAIT_S,
     SPIN_S,
     LocalSession,
     fast_path_off,
-    frame,
     loop_wait,
     serve_socket,
     spin_seconds,
