@@ -191,16 +191,7 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
             run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
 
     arena.exit_listeners.append(exited)
-    away_names = {str(b.id): b.name for b in entrants if not b.command and b.id is not None}
-    dropped_once: set[str] = set()
-
-    def dropped(identity: BotIdentity) -> None:
-        name = away_names.get(identity.bot_id)
-        if name is None or identity.bot_id in dropped_once or run.on_bot_exit is None:
-            return
-        dropped_once.add(identity.bot_id)
-        run.on_bot_exit(name, "its remote connection ended (until it reconnects)", None)
-
+    dropped = _remote_drop_warning(entrants, run)
     stop_listening = arena.hub.listen(on_detach=dropped, on_timeout=storms.note)
     remote = [str(b.id) for b in entrants if not b.command and b.id is not None]
     arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
@@ -222,6 +213,21 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
         await writer.close()
     return committer.committed
+
+
+def _remote_drop_warning(entrants: Sequence[Bot], run: Run) -> Callable[[BotIdentity], None]:
+    """What tells the organizer, once per remote entrant, that its connection ended."""
+    away_names = {str(b.id): b.name for b in entrants if not b.command and b.id is not None}
+    dropped_once: set[str] = set()
+
+    def dropped(identity: BotIdentity) -> None:
+        name = away_names.get(identity.bot_id)
+        if name is None or identity.bot_id in dropped_once or run.on_bot_exit is None:
+            return
+        dropped_once.add(identity.bot_id)
+        run.on_bot_exit(name, "its remote connection ended (until it reconnects)", None)
+
+    return dropped
 
 
 async def _bring_entrants(
