@@ -194,7 +194,10 @@ async def session(seen: list[int]) -> str:
         if bad and MODE == "stuck":  # never answers: only the wall-time cap ends it
             continue
         if bad and MODE in ("slow", "sleepy"):
-            late = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000 + 0.3
+            limit = req.clock.move_ms / 1000 + req.clock.bank_ms / 1000
+            # Past the wall cap (docs/protocol.md §6): late however much of the server's own
+            # lag, on a loaded machine, is given back to the bot.
+            late = max(3 * limit, limit + 0.5) + 0.3
             if MODE == "sleepy":  # 450 ms per move: over move_ms, drawn from the bank
                 late = 0.45
             asyncio.get_running_loop().call_later(
