@@ -10,7 +10,7 @@ order).
 from __future__ import annotations
 
 from tournaments.ratings import apply_match
-from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore
+from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, BotStore, hash_token, new_token
 from tournaments.store.matches import (
@@ -51,6 +51,7 @@ __all__ = [
     "TournamentProgress",
     "TournamentRows",
     "apply_match",
+    "check_author_name",
     "hash_token",
     "new_token",
 ]

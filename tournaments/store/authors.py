@@ -20,6 +20,16 @@ from tournaments.store.keys import digest_matches, hash_token, new_token
 AUTHOR_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # as a bot's name
 
 
+def check_author_name(name: str) -> None:
+    """Refuse (AuthorNameError) a malformed name or the house author's: before any write."""
+    if not AUTHOR_NAME.fullmatch(name):
+        raise AuthorNameError(
+            name, "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+    if name == HOUSE_AUTHOR:
+        raise AuthorNameError(name, "is reserved for the organizer's own bots (bot add)")
+
+
 @dataclass(frozen=True)
 class AuthorRow:
     """An author with the names of their bots (retired bots left out)."""
@@ -34,13 +44,7 @@ class AuthorStore(StoreBase):
     def add_author(self, name: str) -> tuple[Author, str]:
         """Register an author; returns it and its plain key, which is never stored or shown
         again."""
-        if not AUTHOR_NAME.fullmatch(name):
-            raise AuthorNameError(
-                name,
-                "must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit",
-            )
-        if name == HOUSE_AUTHOR:
-            raise AuthorNameError(name, "is reserved for the organizer's own bots (bot add)")
+        check_author_name(name)
         key = new_token()
         try:
             with self._write() as session:
