@@ -100,6 +100,17 @@ class UnknownBotError(NotFoundError):
             self.args = (f"{self.args[0]}; registered bots: {shown}",)
 
 
+class UnknownAuthorError(NotFoundError):
+    """An author name that is not registered."""
+
+    def __init__(self, key: object, known: Iterable[str] = ()) -> None:
+        names = sorted(known)
+        super().__init__("author", key)
+        if names:
+            shown = ", ".join(names[:20]) + (" …" if len(names) > 20 else "")
+            self.args = (f"{self.args[0]}; registered authors: {shown}",)
+
+
 class UnknownTournamentError(NotFoundError):
     """A tournament id that does not exist."""
 
@@ -120,6 +131,29 @@ class BotNameError(StorageError, ValueError):
     def __init__(self, name: str, reason: str) -> None:
         self.name = name
         super().__init__(f"bot name {name!r} {reason}")
+
+
+class AuthorNameError(StorageError, ValueError):
+    """An author name that is malformed, reserved or already taken."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        super().__init__(f"author name {name!r} {reason}")
+
+
+class AuthorStateError(StorageError, ValueError):
+    """An operation the author's state does not allow (the house author, a disabled one)."""
+
+
+class AuthorDisabledError(ScheduleError):
+    """A bot named for a new tournament whose author is disabled; nothing was stored."""
+
+    def __init__(self, bot: str, author: str) -> None:
+        self.bot = bot
+        self.author = author
+        super().__init__(
+            f"bot {bot!r} cannot enter a new tournament: its author {author!r} is disabled"
+        )
 
 
 class MatchStateError(StorageError):

@@ -1,4 +1,4 @@
-"""SQLModel tables: bots, tournaments and entrants, matches, seat results, ratings, history."""
+"""SQLModel tables: authors, bots, tournaments, entrants, matches, seat results, ratings."""
 
 from __future__ import annotations
 
@@ -72,6 +72,23 @@ class BotArchive(SQLModel, table=True):
     created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
 
 
+HOUSE_AUTHOR = "house"  # the organizer's own bots (bot add); it has no key
+
+
+class Author(SQLModel, table=True):
+    """Someone whose bots play here; the key is kept only as a SHA-256 hex digest, as a bot's
+    token is. The house author (HOUSE_AUTHOR) has none: no key authenticates as it."""
+
+    __tablename__ = "authors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True, index=True, max_length=64)
+    key_hash: str | None = Field(default=None, unique=True, index=True, max_length=64)
+    # A disabled author's key is refused and their bots enter no tournament created after.
+    disabled: bool = Field(default=False)
+    created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+
+
 class Bot(SQLModel, table=True):
     """A registered bot; its token is kept only as a SHA-256 hex digest."""
 
@@ -88,6 +105,9 @@ class Bot(SQLModel, table=True):
     )
     created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
     removed: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Whose bot it is; the store always sets it (bot add: the house author). NULL only in
+    # principle: read as the house author's.
+    author_id: int | None = Field(default=None, foreign_key="authors.id", index=True)
 
 
 class Tournament(SQLModel, table=True):

@@ -1,4 +1,4 @@
-"""The cardshark command: serve, bots, tournaments, rankings, matches, games and a demo."""
+"""The cardshark command: serve, authors, bots, tournaments, rankings, matches, games and a demo."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 import typer
 
 from server.bots.code import default_budget
+from server.cli.authors import author_app
 from server.cli.bot_show import bot_show
 from server.cli.bot_test import bot_test
 from server.cli.bots import bot_app
@@ -44,6 +45,7 @@ tournament_app.command("show")(tournament_show)
 tournament_app.command("create")(tournament_create)
 tournament_app.command("move")(tournament_move)
 match_app.command("list")(match_list)
+app.add_typer(author_app, name="author")
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
 app.add_typer(ratings_app, name="ratings")

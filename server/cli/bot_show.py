@@ -6,6 +6,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from server.cli.match_list import print_matches
@@ -34,6 +35,7 @@ def bot_show(
         data = {
             "id": bot.id,
             "name": bot.name,
+            "author": profile.author,
             "kind": "managed" if bot.command else "remote",
             "created": bot.created.isoformat(),
             "retired": None if bot.removed is None else bot.removed.isoformat(),
@@ -58,6 +60,7 @@ def bot_show(
     retired = f", [bold red]retired[/] {bot.removed:%Y-%m-%d %H:%M}" if bot.removed else ""
     console.print(
         f"[bold]bot {bot.name}[/] (id {bot.id}), {'managed' if bot.command else 'remote'}, "
+        f"by {escape(profile.author)}, "
         f"registered {bot.created:%Y-%m-%d %H:%M}{retired}, "
         f"{profile.tournaments} tournament(s)",
         highlight=False,

@@ -31,7 +31,7 @@ from server.cli.common import (
     open_store,
 )
 from server.cli.tables import Column, WideOption, print_table
-from tournaments.models import BotArchive
+from tournaments.models import HOUSE_AUTHOR, Bot, BotArchive
 
 CLIENTS = EXAMPLES.parents[1]
 
@@ -54,6 +54,14 @@ def bot_add(
     max_mib: Annotated[
         int, typer.Option("--max-mib", min=1, help="Largest --dir archive accepted, in MiB.")
     ] = DEFAULT_CAP_BYTES >> 20,
+    author: Annotated[
+        str | None,
+        typer.Option(
+            "--author",
+            metavar="NAME",
+            help="The author (`author add`) whose bot it is; default: the house author.",
+        ),
+    ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -63,14 +71,15 @@ def bot_add(
     if packed is not None:
         archive = BotArchive(digest=packed.digest, data=packed.data, size=packed.size)
     with open_store(db, create=True) as store:
-        bot, token = store.add_bot(name, command, archive)
+        bot, token = store.add_bot(name, command, archive, author=author)
         where = database_name(store)
     if as_json:
         shown = {"id": bot.id, "name": bot.name, "token": token, "database": where}
         print(json.dumps({**shown, "code_digest": bot.code_digest} if packed else shown))
         return
     console.print(
-        f"bot [bold]{bot.name}[/] registered (id {bot.id}), stored in {escape(where)}",
+        f"bot [bold]{bot.name}[/] registered (id {bot.id}"
+        f"{'' if author is None else ', author ' + escape(author)}), stored in {escape(where)}",
         highlight=False,
         soft_wrap=True,
     )
@@ -177,6 +186,11 @@ def bot_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption 
     """List registered bots."""
     with open_store(db) as store:
         bots = store.list_bots()
+        authors = store.author_names()
+
+    def author(bot: Bot) -> str:
+        return authors.get(bot.author_id or 0, HOUSE_AUTHOR)
+
     if as_json:
         print(
             json.dumps(
@@ -184,6 +198,7 @@ def bot_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption 
                     {
                         "id": b.id,
                         "name": b.name,
+                        "author": author(b),
                         "command": b.command,
                         "code_digest": b.code_digest,
                         "created": b.created.isoformat(),
@@ -199,6 +214,7 @@ def bot_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption 
         [
             Column("id"),
             Column("name"),
+            Column("author", 3),
             Column("command", wrap=True),
             Column("code", 1 if any(b.code_digest for b in bots) else 5),
             Column("created", 2),
@@ -207,6 +223,7 @@ def bot_list(db: DbOption = None, as_json: JsonOption = False, wide: WideOption 
             [
                 str(b.id),
                 b.name,
+                author(b),
                 b.command or "(remote)",
                 b.code_digest[:12] if b.code_digest else "",
                 f"{b.created:%Y-%m-%d %H:%M}",

@@ -135,6 +135,8 @@ def test_an_unknown_option_of_a_game_with_options_lists_them(
 READ_ONLY = [
     ["rankings", "knaves"],
     ["bot", "list"],
+    ["author", "list"],
+    ["author", "disable", "ann"],
     ["tournament", "list"],
     ["tournament", "status", "1"],
     ["match", "show", "1"],

@@ -354,7 +354,7 @@ def test_bot_show_counts_ratings_and_faults(played: Played) -> None:
     assert [m["id"] for m in data["recent"]] == newest_first(played_by_flaky)[:4]
 
     out = cli("bot", "show", "flaky", db=played.db).stdout
-    assert out.splitlines()[0].startswith(f"bot flaky (id {flaky}), managed, registered ")
+    assert out.splitlines()[0].startswith(f"bot flaky (id {flaky}), managed, by house, registered ")
     assert "faults by kind: illegal_action 1" in out.splitlines()
     assert f"│ knaves │ {rating.mu:.2f} │ {rating.sigma:.2f} │" in out
 

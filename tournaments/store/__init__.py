@@ -1,14 +1,16 @@
-"""Storage operations: bots, tournaments with their schedules, results, ratings and queries.
+"""Storage operations: authors, bots, tournaments with schedules, results, ratings, queries.
 
 One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
-bots, tournaments (with schedules), matches (with results), ratings, read-only queries,
-rounds (a tournament's confidence goal and the rounds appended to reach it), and staging
-(workers' results, recorded in schedule order).
+authors (whose bots they are; BotStore builds on it), bots, tournaments (with schedules),
+matches (with results), ratings, read-only queries, rounds (a tournament's confidence goal
+and the rounds appended to reach it), and staging (workers' results, recorded in schedule
+order).
 """
 
 from __future__ import annotations
 
 from tournaments.ratings import apply_match
+from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, BotStore, hash_token, new_token
 from tournaments.store.matches import (
@@ -31,11 +33,14 @@ from tournaments.store.staging import StagingStore
 from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
 
 __all__ = [
+    "AUTHOR_NAME",
     "BOT_NAME",
     "FORMATS",
     "LOAD_VOID_PREFIX",
     "UNFINISHED",
     "UNRECORDED",
+    "AuthorRow",
+    "AuthorStore",
     "BotProfile",
     "FinishedMatch",
     "MatchDetail",
@@ -46,6 +51,7 @@ __all__ = [
     "TournamentProgress",
     "TournamentRows",
     "apply_match",
+    "check_author_name",
     "hash_token",
     "new_token",
 ]

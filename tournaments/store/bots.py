@@ -2,44 +2,38 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
-import secrets
 from typing import Literal
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from tournaments.errors import BotNameError, StorageError
+from tournaments.errors import AuthorStateError, BotNameError, StorageError
 from tournaments.models import Bot, BotArchive, SeatResult, TournamentEntrant, utc_now
-from tournaments.store.base import StoreBase
+from tournaments.store.authors import AuthorStore
+from tournaments.store.keys import digest_matches, hash_token, new_token
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
-
-def new_token() -> str:
-    """A new bot token: 256 random bits in hex, so it never starts with '-' (which every
-    kit's argument parser would take for an option: `--token -x…` fails) and needs no
-    quoting in a shell, a URL or an environment variable."""
-    return secrets.token_hex(32)
+__all__ = ["BOT_NAME", "BotStore", "hash_token", "new_token"]
 
 
-def hash_token(token: str) -> str:
-    """The SHA-256 hex digest a bot token is stored as."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-class BotStore(StoreBase):
+class BotStore(AuthorStore):
     """Bots: add, list, get, remove (delete or retire), find by token, their stored code."""
 
     def add_bot(
-        self, name: str, command: str | None = None, archive: BotArchive | None = None
+        self,
+        name: str,
+        command: str | None = None,
+        archive: BotArchive | None = None,
+        *,
+        author: str | None = None,
     ) -> tuple[Bot, str]:
         """Register a bot; returns it and its plain token, which is never stored or shown again.
 
         With archive (its directory packed), the archive is stored once per digest and the
-        bot's command runs in it wherever the bot is played."""
+        bot's command runs in it wherever the bot is played. The bot is author's (a name; a
+        disabled author adds none), or without one the house author's (made on first use)."""
         if not BOT_NAME.fullmatch(name):
             raise BotNameError(
                 name,
@@ -52,7 +46,17 @@ class BotStore(StoreBase):
                 if existing is not None:
                     taken = "is taken by a removed bot" if existing.removed else "is already taken"
                     raise BotNameError(name, taken)
-                bot = Bot(name=name, token_hash=hash_token(token), command=command)
+                if author is None:
+                    owner = self._house_author(session)
+                else:
+                    owner = self._author(session, author)
+                    if owner.disabled:
+                        raise AuthorStateError(
+                            f"author {owner.name!r} is disabled: they can add no bots"
+                        )
+                bot = Bot(
+                    name=name, token_hash=hash_token(token), command=command, author_id=owner.id
+                )
                 if archive is not None:
                     _attach_code(session, bot, archive)
                 session.add(bot)
@@ -133,7 +137,7 @@ class BotStore(StoreBase):
             bot = session.exec(
                 select(Bot).where(Bot.token_hash == digest, col(Bot.removed).is_(None))
             ).first()
-        if bot is None or not hmac.compare_digest(bot.token_hash, digest):
+        if bot is None or not digest_matches(bot.token_hash, digest):
             return None
         return bot
 

@@ -11,6 +11,8 @@ from typing import Any
 from sqlmodel import Session, col, exists, func, or_, select
 
 from tournaments.models import (
+    HOUSE_AUTHOR,
+    Author,
     Bot,
     BotRating,
     Match,
@@ -87,6 +89,7 @@ class BotProfile:
     faults: dict[str, int]
     tournaments: int
     recent: list[MatchSummary] = field(default_factory=list)
+    author: str = HOUSE_AUTHOR  # the name of the bot's author
 
 
 class QueryStore(StoreBase):
@@ -197,6 +200,7 @@ class QueryStore(StoreBase):
         with self._read() as session:
             bot = self._bot(session, key, include_removed=True)
             assert bot.id is not None
+            owner = None if bot.author_id is None else session.get(Author, bot.author_id)
             ratings = session.exec(
                 select(BotRating).where(BotRating.bot_id == bot.id).order_by(col(BotRating.game))
             ).all()
@@ -222,7 +226,8 @@ class QueryStore(StoreBase):
                 kinds[UNRECORDED] += count - len(named)
         played = [s.value for s in MatchStatus if s != MatchStatus.PENDING]
         matches = self.find_matches(bot=bot.id, statuses=played, limit=recent) if recent else []
-        return BotProfile(bot, list(ratings), dict(kinds), int(entered), matches)
+        author = HOUSE_AUTHOR if owner is None else owner.name
+        return BotProfile(bot, list(ratings), dict(kinds), int(entered), matches, author)
 
     def _summaries(self, session: Session, ids: Sequence[int]) -> Iterator[MatchSummary]:
         names: dict[int, str] = {}

@@ -10,8 +10,14 @@ from sqlalchemy import Connection, insert
 from sqlmodel import col, func, select
 
 from games.registry import get_game
-from tournaments.errors import ResultError, ScheduleError, TournamentError
+from tournaments.errors import (
+    AuthorDisabledError,
+    ResultError,
+    ScheduleError,
+    TournamentError,
+)
 from tournaments.models import (
+    Author,
     Bot,
     Match,
     MatchStatus,
@@ -85,6 +91,16 @@ class TournamentStore(StoreBase):
         master_seed = secrets.randbelow(SEED_LIMIT) if seed is None else seed
         with self._write() as session:
             bots = [self._bot(session, key, include_removed=False) for key in entrants]
+            disabled = dict(
+                session.exec(
+                    select(Author.id, Author.name).where(
+                        col(Author.id).in_({b.author_id for b in bots}), col(Author.disabled)
+                    )
+                ).all()
+            )
+            for bot in bots:
+                if bot.author_id in disabled:
+                    raise AuthorDisabledError(bot.name, disabled[bot.author_id])
             bot_ids = [b.id for b in bots if b.id is not None]
             repeated = sorted({b.name for b in bots if bot_ids.count(b.id or 0) > 1})
             if repeated:
