@@ -115,7 +115,7 @@ def test_a_good_reply_settles_its_request_once_and_counts_as_an_answer() -> None
     run(go)
 
 
-def test_request_ids_are_new_for_every_request_of_every_bot() -> None:
+def test_request_ids_are_new_for_every_request_and_each_answer_is_counted() -> None:
     async def go() -> None:
         hub = BotHub()
         a, b = bot("a"), bot("b")
