@@ -32,9 +32,9 @@ from server.cli.common import (
     log_directory,
     open_store,
     require_sandbox,
-    sandbox_policy,
     stored_code,
 )
+from server.cli.referee_options import RefereeOptions
 from server.play.bot_test import Outcome, Plan, house_bots, play_trial, report_json, summary
 from server.play.tournament import database_authenticator, identity_for
 from tournaments.store import Store
@@ -118,7 +118,7 @@ def _plan(
     bot = store.get_bot(name)
     assert bot.id is not None
     remote = not bot.command
-    policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
+    policy = RefereeOptions(sandbox=sandbox).policy(store, log_dir, check=False)
     require_sandbox(policy)  # the house bots are managed, whatever the tested bot is
     workdir = stored_code(store, bot.name, bot.code_digest, policy)
     plan = Plan(

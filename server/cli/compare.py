@@ -30,9 +30,9 @@ from server.cli.common import (
     log_directory,
     open_store,
     require_sandbox,
-    sandbox_policy,
     stored_code,
 )
+from server.cli.referee_options import RefereeOptions
 from server.play.compare import Run, entrants, open_run, play_sets
 from server.play.compare_sets import (
     DEFAULT_H1,
@@ -176,7 +176,7 @@ def _open(
             found = entrants(store, config)
         except CompareError as exc:
             fail(str(exc))
-        policy = sandbox_policy(sandbox, 1024, 0, 64, store, log_dir, check=False)
+        policy = RefereeOptions(sandbox=sandbox).policy(store, log_dir, check=False)
         require_sandbox(policy)
         players = [replace(p, workdir=stored_code(store, p.bot, d, policy)) for p, d in found]
     log_directory(log_dir)

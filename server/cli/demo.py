@@ -19,8 +19,8 @@ from server.cli.common import (
     check_transport,
     console,
     open_store,
-    sandbox_policy,
 )
+from server.cli.referee_options import RefereeOptions
 from server.cli.running import run_with_progress
 from server.cli.tournament_show import show_ending
 
@@ -44,7 +44,8 @@ def demo(
     if sandbox == "auto":  # the demo's bots are our own examples: no sandbox tool is no reason
         sandbox = "bwrap" if unavailable_reason() is None else "none"
     with open_store(db, create=True) as store:
-        policy = sandbox_policy(sandbox, 1024, 0, 64, store, check=False)
+        referee = RefereeOptions(sandbox=sandbox, transport=transport)
+        policy = referee.policy(store, check=False)
         spec = get_game(game).spec
         entrants = example_bots(spec.name, spec.default_seats)
         known = {b.name for b in store.list_bots()}
@@ -57,5 +58,5 @@ def demo(
             f"demo: tournament {tournament.id}, {spec.title}, {len(entrants)} example bots "
             f"(database {store.url})"
         )
-        run_with_progress(store, tournament.id, concurrency, 0, sandbox=policy, transport=transport)
+        run_with_progress(store, tournament.id, referee, None, policy, concurrency, 0)
         show_ending(store, tournament.id, db, serve=True)

@@ -19,9 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.bots.sandbox import SandboxPolicy
 from server.cli.common import (
-    check_clock,
     console,
     errors,
     log_directory,
@@ -35,6 +34,7 @@ from tournaments.models import TournamentStatus
 from tournaments.store import Store
 
 if TYPE_CHECKING:
+    from server.cli.referee_options import RefereeOptions
     from server.play.tournament import Progress as RunProgress
 
 PLAIN_UPDATES = 20  # progress lines a run prints when stderr is not a terminal
@@ -168,20 +168,19 @@ def bot_stopped(name: str, how: str, log: Path | None) -> None:
 def run_with_progress(
     store: Store,
     tournament_id: int,
+    referee: RefereeOptions,
+    tls: TlsConfig | None,
+    sandbox: SandboxPolicy,
     concurrency: int | None,
     port: int,
-    host: str = "127.0.0.1",
-    tls: TlsConfig | None = None,
-    sandbox: SandboxPolicy = NO_SANDBOX,
-    clock: str = "cpu",
     allow_absent: bool = False,
-    transport: str = "local",
     wait_s: float = REMOTE_WAIT_S,
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
-    check_clock(clock)
     from server.play.tournament import run_tournament
+
+    host = referee.host
 
     status = store.tournament_status(tournament_id)
     if status.tournament.status == TournamentStatus.INTERRUPTED.value:
@@ -236,10 +235,10 @@ def run_with_progress(
             on_progress=reporter.update,
             tls=tls,
             sandbox=sandbox,
-            cpu_clocks=clock == "cpu",
+            cpu_clocks=referee.cpu_clocks,
             allow_absent=allow_absent,
             on_bot_exit=bot_stopped,
-            transport=transport,
+            transport=referee.transport,
             remote_wait_s=wait_s,
             on_waiting=waiting,
         )

@@ -13,34 +13,21 @@ from typing import Annotated, Any
 import typer
 
 from server.cli.common import (
-    BotCpuOption,
-    BotMemoryOption,
-    BotPidsOption,
-    ClockOption,
     DbOption,
-    SandboxOption,
-    TlsCertOption,
-    TlsClientCaOption,
-    TlsKeyOption,
-    TransportOption,
-    check_clock,
     check_listen,
-    check_sandbox_kind,
-    check_transport,
     console,
     errors,
     fail,
     log_directory,
     open_store,
     port_number,
-    sandbox_policy,
-    tls_options,
 )
+from server.cli.referee_options import RefereeOptions, referee_options
 from tournaments.store import Store
 
 
+@referee_options()
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(callback=port_number, help="Port to listen on.")] = 50051,
     admin_token: Annotated[
         str | None,
@@ -61,27 +48,19 @@ def serve(
             help="Port of the web page (leaderboards, replays); 0 turns it off.",
         ),
     ] = 8080,
-    tls_cert: TlsCertOption = None,
-    tls_key: TlsKeyOption = None,
-    tls_client_ca: TlsClientCaOption = None,
-    sandbox: SandboxOption = "bwrap",
-    bot_memory: BotMemoryOption = 1024,
-    bot_cpu: BotCpuOption = 0,
-    bot_pids: BotPidsOption = 64,
-    clock: ClockOption = "cpu",
-    transport: TransportOption = "local",
     db: DbOption = None,
+    *,
+    referee: RefereeOptions,
 ) -> None:
     """Run the referee for bots, the Admin service for tools and the web page for people."""
-    check_clock(clock)
+    host, tls_cert, tls_key = referee.host, referee.tls_cert, referee.tls_key
+    referee.check()
     check_listen(host, port)
     if web_port:
         check_listen(
             host, web_port, port_flag="--web-port", purpose="the web page", zero="no web page"
         )
-    check_sandbox_kind(sandbox)
-    check_transport(transport)
-    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    tls = referee.tls()
     web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
     from server.admin import AdminService, AdminTokenError, admin_token_source
     from server.play.arena import Arena
@@ -111,8 +90,8 @@ def serve(
             database_authenticator(store),
             tls=tls,
             sandbox=policy,
-            cpu_clocks=clock == "cpu",
-            transport=transport,
+            cpu_clocks=referee.cpu_clocks,
+            transport=referee.transport,
         )
         service = AdminService(store, arena, admin_token)
         arena.services.append(service.add_to)
@@ -139,7 +118,7 @@ def serve(
 
     stopped_by: list[str] = []
     with open_store(db, create=True) as store:
-        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        policy = referee.policy(store, log_dir)
         log_directory(log_dir)
         try:
             asyncio.run(main())

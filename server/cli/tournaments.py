@@ -14,24 +14,11 @@ from server.bots.house import resolve_names
 from server.cli.common import (
     REMOTE_HINT,
     AllowAbsentOption,
-    BotCpuOption,
-    BotMemoryOption,
-    BotPidsOption,
-    ClockOption,
     DbOption,
-    HostOption,
     JsonOption,
     PortOption,
-    SandboxOption,
-    TlsCertOption,
-    TlsClientCaOption,
-    TlsKeyOption,
-    TransportOption,
     WaitOption,
-    check_clock,
     check_listen,
-    check_sandbox_kind,
-    check_transport,
     command_group,
     console,
     fail,
@@ -39,9 +26,8 @@ from server.cli.common import (
     parse_options,
     remote_port,
     require_sandbox,
-    sandbox_policy,
-    tls_options,
 )
+from server.cli.referee_options import RefereeOptions, referee_options
 from server.cli.running import run_with_progress
 from server.cli.tables import Column, WideOption, print_table
 from server.cli.tournament_show import show_ending
@@ -54,6 +40,7 @@ tournament_app = command_group("Run and inspect tournaments.")
 
 
 @tournament_app.command("run")
+@referee_options()
 def tournament_run(
     game: str,
     bots: Annotated[str, typer.Option(help="Comma-separated bot names (at least the seat count).")],
@@ -77,7 +64,6 @@ def tournament_run(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Master seed (default: random).")] = None,
     port: PortOption = 0,
-    host: HostOption = "127.0.0.1",
     create_only: Annotated[
         bool, typer.Option(help="Store it and its schedule; play later with `resume ID`.")
     ] = False,
@@ -98,30 +84,22 @@ def tournament_run(
             min=1, help=f"With --until-confident: at most N rounds (default {DEFAULT_MAX_ROUNDS})."
         ),
     ] = None,
-    tls_cert: TlsCertOption = None,
-    tls_key: TlsKeyOption = None,
-    tls_client_ca: TlsClientCaOption = None,
-    sandbox: SandboxOption = "bwrap",
-    bot_memory: BotMemoryOption = 1024,
-    bot_cpu: BotCpuOption = 0,
-    bot_pids: BotPidsOption = 64,
-    clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
-    transport: TransportOption = "local",
     db: DbOption = None,
+    *,
+    referee: RefereeOptions,
 ) -> None:
     """Create a round robin (or gauntlet), play it with a progress bar, show its standings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     goal = confidence_goal(until_confident, max_rounds, rounds)
-    check_clock(clock)
+    host = referee.host
+    referee.check()
     check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
-    check_sandbox_kind(sandbox)
-    check_transport(transport)
-    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    tls = referee.tls()
     with open_store(db) as store:
         names = resolve_names(store, names)  # house:GAME:noise=X: a stored house bot
-        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
+        policy = referee.policy(store, check=False)
         entered = [b for b in store.list_bots() if b.name in names]
         if any(b.command for b in entered) and not create_only:
             require_sandbox(policy)  # before anything is stored
@@ -158,8 +136,7 @@ def tournament_run(
             tid,
             partial(
                 run_with_progress,
-                *(store, tid, concurrency, port, host, tls, policy, clock, allow_absent),
-                *(transport, wait_s),
+                *(store, tid, referee, tls, policy, concurrency, port, allow_absent, wait_s),
             ),
         )
         show_ending(store, tid, db)
@@ -198,45 +175,29 @@ def confidence_goal(
 
 
 @tournament_app.command("resume")
+@referee_options()
 def tournament_resume(
     tournament_id: int,
     concurrency: Annotated[
         int | None, typer.Option(min=1, help="Matches at once (default: two per core).")
     ] = None,
     port: PortOption = 0,
-    host: HostOption = "127.0.0.1",
-    tls_cert: TlsCertOption = None,
-    tls_key: TlsKeyOption = None,
-    tls_client_ca: TlsClientCaOption = None,
-    sandbox: SandboxOption = "bwrap",
-    bot_memory: BotMemoryOption = 1024,
-    bot_cpu: BotCpuOption = 0,
-    bot_pids: BotPidsOption = 64,
-    clock: ClockOption = "cpu",
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
-    transport: TransportOption = "local",
     db: DbOption = None,
+    *,
+    referee: RefereeOptions,
 ) -> None:
     """Play whatever a stopped tournament left unfinished, then show its standings; one made
     with --until-confident goes on adding rounds as it would have."""
-    check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
-    check_sandbox_kind(sandbox)
-    check_transport(transport)
-    tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+    referee.check()
+    check_listen(referee.host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
+    tls = referee.tls()
     with open_store(db) as store:
         store.get_tournament(tournament_id)  # an unknown id: one line before anything starts
-        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, check=False)
-
-        play_to_the_end(
-            store,
-            tournament_id,
-            partial(
-                run_with_progress,
-                *(store, tournament_id, concurrency, port, host, tls, policy, clock),
-                *(allow_absent, transport, wait_s),
-            ),
-        )
+        policy = referee.policy(store, check=False)
+        args = (store, tournament_id, referee, tls, policy, concurrency, port, allow_absent)
+        play_to_the_end(store, tournament_id, partial(run_with_progress, *args, wait_s))
         show_ending(store, tournament_id, db)
 
 

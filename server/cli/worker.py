@@ -15,17 +15,8 @@ import typer
 from server.bots.cpu_pin import AUTO, CpuChoiceError, CpuClaim, claim_cpu, parse_cpu, pin_process
 from server.bots.house import resolve_names
 from server.cli.common import (
-    BotCpuOption,
-    BotMemoryOption,
-    BotPidsOption,
     DbOption,
-    HostOption,
-    SandboxOption,
-    TlsCertOption,
-    TlsClientCaOption,
-    TlsKeyOption,
     check_listen,
-    check_sandbox_kind,
     clear_errors,
     console,
     fail,
@@ -33,12 +24,12 @@ from server.cli.common import (
     open_store,
     optional_port,
     parse_options,
-    sandbox_policy,
-    tls_options,
 )
+from server.cli.referee_options import RefereeOptions, referee_options
 from tournaments.models import Tournament
 
 
+@referee_options(play=False)
 def worker(
     db: DbOption = None,
     name: Annotated[str | None, typer.Option(help="Worker name (default: HOST-PID).")] = None,
@@ -55,10 +46,6 @@ def worker(
     until_empty: Annotated[
         bool, typer.Option(help="Stop when no match is left in the queue.")
     ] = False,
-    sandbox: SandboxOption = "bwrap",
-    bot_memory: BotMemoryOption = 1024,
-    bot_cpu: BotCpuOption = 0,
-    bot_pids: BotPidsOption = 64,
     bot_cache: Annotated[
         Path | None,
         typer.Option(
@@ -76,10 +63,6 @@ def worker(
             "(0: any free port; default: none, remote bots cannot connect).",
         ),
     ] = None,
-    host: HostOption = "127.0.0.1",
-    tls_cert: TlsCertOption = None,
-    tls_key: TlsKeyOption = None,
-    tls_client_ca: TlsClientCaOption = None,
     cpu: Annotated[
         str,
         typer.Option(
@@ -90,6 +73,8 @@ def worker(
             "core N.",
         ),
     ] = "auto",
+    *,
+    referee: RefereeOptions,
 ) -> None:
     """Play queued matches of any tournament in a shared PostgreSQL database (and those
     created with --worker NAME, this worker's name), with managed bots started here and, with
@@ -102,18 +87,19 @@ def worker(
         cpu_choice = parse_cpu(cpu)
     except CpuChoiceError as err:
         fail(str(err))
-    check_sandbox_kind(sandbox)
+    referee.check()
+    host = referee.host
     if stalled_after <= heartbeat:
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
     tls = None
     if port is None:
-        if tls_cert or tls_key or tls_client_ca:
+        if referee.tls_given:
             fail("--tls-cert, --tls-key and --tls-client-ca serve remote bots: give --port too")
     else:
         check_listen(host, port)
-        tls = tls_options(host, tls_cert, tls_key, tls_client_ca)
+        tls = referee.tls()
     with open_store(db) as store:  # the schema check, and a clear line for a bad URL
-        policy = sandbox_policy(sandbox, bot_memory, bot_cpu, bot_pids, store, log_dir)
+        policy = referee.policy(store, log_dir)
         log_directory(log_dir)
         if bot_cache is not None:
             policy = replace(policy, code_cache=str(bot_cache.expanduser().resolve()))
