@@ -53,6 +53,16 @@ def bot(name: str) -> BotSession:
     return BotSession(BotIdentity(name, f"{name}-name"))
 
 
+def metered(start: float = 0.0, cpu_clocks: bool = True) -> tuple[BotHub, Meter, BotSession]:
+    """A hub with bot "a" attached, timed by a CPU meter that reads start."""
+    hub = BotHub(cpu_clocks)
+    meter = Meter(start)
+    hub.managed_started("a", meter)
+    a = bot("a")
+    hub.attach(a)
+    return hub, meter, a
+
+
 def decision(rid: int, action: str = "play:2S", **extra: Any) -> pb.Decision:
     return pb.Decision(request_id=rid, action_id=action, **extra)
 
@@ -705,11 +715,7 @@ def test_wall_time_charged_is_the_time_open_less_the_servers_stall() -> None:
 @pytest.mark.parametrize("start", STARTS)
 def test_a_managed_bot_is_charged_its_cpu_shared_among_its_open_requests(start: float) -> None:
     async def go() -> None:
-        hub = BotHub()
-        meter = Meter(start)
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered(start)
         one, two = hub.open_request(a, Match("m1"), 0), hub.open_request(a, Match("m2"), 0)
         hub.arm(one, 10.0)
         hub.arm(two, 10.0)
@@ -727,11 +733,7 @@ def test_a_managed_bot_is_charged_its_cpu_shared_among_its_open_requests(start: 
 @pytest.mark.parametrize("start", STARTS)
 def test_a_managed_bot_times_out_once_its_cpu_is_spent(start: float) -> None:
     async def go() -> None:
-        hub = BotHub()
-        meter = Meter(start)
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered(start)
         req = hub.open_request(a, Match("m"), 0)
         hub.arm(req, 0.05)
         meter.seconds += 0.05  # exactly its limit: its time is up
@@ -743,11 +745,7 @@ def test_a_managed_bot_times_out_once_its_cpu_is_spent(start: float) -> None:
 @pytest.mark.parametrize("start", STARTS)
 def test_a_managed_bot_that_has_not_used_its_cpu_waits_up_to_the_wall_cap(start: float) -> None:
     async def go() -> None:
-        hub = BotHub()
-        meter = Meter(start)
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered(start)
         req = hub.open_request(a, Match("m"), 0)
         hub.arm(req, 0.05)
         meter.seconds += 0.049  # just short of its limit: not yet its time
@@ -761,11 +759,7 @@ def test_a_managed_bot_that_has_not_used_its_cpu_waits_up_to_the_wall_cap(start:
 
 def test_two_open_requests_share_the_cpu_and_time_out_once_each_share_is_spent() -> None:
     async def go() -> None:
-        hub = BotHub()
-        meter = Meter()
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered()
         one, two = hub.open_request(a, Match("m1"), 0), hub.open_request(a, Match("m2"), 0)
         hub.arm(one, 0.05)
         hub.arm(two, 0.05)
@@ -780,12 +774,7 @@ def test_two_open_requests_share_the_cpu_and_time_out_once_each_share_is_spent()
 
 def test_with_cpu_clocks_off_a_managed_bot_is_timed_on_the_wall() -> None:
     async def go() -> None:
-        hub = BotHub()
-        hub.cpu_clocks = False
-        meter = Meter()
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered(0.0, cpu_clocks=False)
         req = hub.open_request(a, Match("m"), 0)
         hub.arm(req, 0.05)
         assert req.cpu_open == -1.0
@@ -796,11 +785,7 @@ def test_with_cpu_clocks_off_a_managed_bot_is_timed_on_the_wall() -> None:
 
 def test_a_managed_bot_is_asked_again_as_soon_as_its_cpu_could_have_run_out() -> None:
     async def go() -> None:
-        hub = BotHub()
-        meter = Meter()
-        hub.meters["a"] = meter
-        a = bot("a")
-        hub.attach(a)
+        hub, meter, a = metered()
         req = hub.open_request(a, Match("m"), 0)
         hub.arm(req, 0.3)  # its wall cap: 0.9 s
         meter.seconds += 0.15  # half its time at its deadline: checked again 0.15 s on
@@ -815,11 +800,7 @@ def test_a_managed_bot_is_asked_again_as_soon_as_its_cpu_could_have_run_out() ->
 
 def test_with_cpu_clocks_off_a_managed_bot_is_charged_wall_time_and_given_lag() -> None:
     async def go() -> None:
-        hub = BotHub()
-        hub.cpu_clocks = False
-        hub.meters["a"] = Meter(0.0)
-        a = bot("a")
-        hub.attach(a)
+        hub, _, a = metered(0.0, cpu_clocks=False)
         req = hub.open_request(a, Match("m"), 0)
         hub.arm(req, 0.1)
         assert 0.0 <= hub.charged_s(req) < 0.05

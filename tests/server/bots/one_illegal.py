@@ -7,8 +7,9 @@ serialized DecisionRequest) before the answer is sent.
 
 from __future__ import annotations
 
-import random
 import sys
+
+from seeded import pick
 
 from cardshark.v1.referee_pb2 import DecisionRequest
 from cardshark_bot import run
@@ -17,18 +18,6 @@ LOG = sys.argv.pop(1)
 AT = int(sys.argv.pop(1)) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 5
 CARDS = [rank + suit for suit in "SHDC" for rank in "23456789TJQKA"]
 choices = 0
-
-# Each match's choices come from the seed the referee sends it (DecisionRequest.random_seed):
-# the same moves in every run of a seeded tournament.
-streams: dict[str, random.Random] = {}
-
-
-def pick(request: DecisionRequest) -> str:
-    """A legal action drawn from this match's own seeded stream."""
-    rng = streams.get(request.match_id)
-    if rng is None:
-        rng = streams[request.match_id] = random.Random(request.random_seed)
-    return str(rng.choice(request.legal_actions).id)
 
 
 def decide(request: DecisionRequest) -> str:
