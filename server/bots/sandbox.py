@@ -30,6 +30,7 @@ UID_BASE = 200_000
 UID_SLOTS = 50_000
 PROTO_DIR = Path(__file__).resolve().parents[2] / "proto"
 CLIENTS_DIR = Path(__file__).resolve().parents[2] / "clients"
+SERVER_PYTHON_BIN = os.path.dirname(sys.executable)  # in the sandbox read-only (_python_dirs)
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 SANDBOX_KINDS = ("bwrap", "none")
 # Run by the server's own Python before bwrap: a child keeps its parent's session keyring (the
@@ -114,7 +115,9 @@ def clean_environment(server: str, token: str, sandboxed: bool) -> dict[str, str
     env = {
         "CARDSHARK_SERVER": server,
         "CARDSHARK_TOKEN": token,
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        # The server's Python first: `python3` in a bot's command is an interpreter with
+        # the Python kit and its gRPC, which a submitted bot cannot name by its path.
+        "PATH": f"{SERVER_PYTHON_BIN}:/usr/local/bin:/usr/bin:/bin",
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "HOME": HOME_INSIDE,
         "TMPDIR": TMP_INSIDE,

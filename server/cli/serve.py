@@ -65,6 +65,8 @@ def serve(
     from server.admin import AdminService, AdminTokenError, admin_token_source
     from server.play.arena import Arena
     from server.play.tournament import database_authenticator
+    from server.submissions.service import SubmissionsService
+    from server.submissions.verdicts import Verdicts, VerdictSettings
 
     try:
         admin_token, token_warning = admin_token_source(admin_token, admin_token_file, sys.argv)
@@ -94,8 +96,10 @@ def serve(
             transport=referee.transport,
         )
         service = AdminService(store, arena, admin_token)
-        arena.services.append(service.add_to)
+        verdicts = Verdicts(store, VerdictSettings(policy, log_dir))
+        arena.services += [service.add_to, SubmissionsService(store, verdicts).add_to]
         async with arena:
+            await verdicts.start()
             admin = "on" if admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
             over = "mutual TLS" if tls and tls.mutual else "TLS" if tls else "plain TCP"
             console.print(f"cardshark serving on {arena.address} ({over}); admin service {admin}")
@@ -113,6 +117,7 @@ def serve(
                         highlight=False,
                         markup=False,
                     )
+                await verdicts.stop()
                 if web is not None:
                     await web.stop()
 

@@ -1,0 +1,201 @@
+"""The Submissions gRPC service: authors send bots, follow their verdicts, list and retire
+their own bots; every call authenticated by the author's key before it reads anything."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn, TypeAlias, TypeVar
+
+import grpc
+
+from cardshark.v1 import submissions_pb2 as pb
+from cardshark.v1 import submissions_pb2_grpc
+from games.errors import UnknownGameError
+from games.registry import get_game
+from server.bots.archive import ArchiveError
+from server.submissions.intake import ArchiveIntake
+from server.submissions.verdicts import Verdicts
+from tournaments.errors import NotFoundError, TournamentError
+from tournaments.models import SUBMISSION_DONE, Author, Bot, BotArchive, Submission
+from tournaments.store import BOT_NAME, Store
+
+T = TypeVar("T")
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+MAX_COMMAND = 1024
+WATCH_POLL_S = 5.0  # a Watch also rereads the row this often (a state changed elsewhere)
+
+
+def submission_message(s: Submission, version: int) -> pb.Submission:
+    """A stored submission as a message."""
+    return pb.Submission(
+        id=s.id or 0,
+        name=s.name,
+        version=version,
+        state=s.state,
+        detail=s.detail,
+        digest=s.digest,
+        games=list(s.games),
+        created=s.created.isoformat(),
+        updated=s.updated.isoformat(),
+    )
+
+
+class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
+    """Submissions, for the author whose key each call carries."""
+
+    def __init__(self, store: Store, verdicts: Verdicts) -> None:
+        self.store = store
+        self.verdicts = verdicts
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        """Register on a server."""
+        submissions_pb2_grpc.add_SubmissionsServicer_to_server(self, server)  # type: ignore[no-untyped-call]
+
+    async def Submit(  # noqa: N802
+        self, request_iterator: AsyncIterator[pb.SubmitChunk], context: Context
+    ) -> pb.Submission:
+        """Take a header and an archive; store them and queue the test."""
+        author = await self._author(context)  # before the first chunk is read
+        assert author.id is not None
+        chunks = aiter(request_iterator)
+        first = await anext(chunks, None)
+        if first is None or first.WhichOneof("part") != "header":
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "send the header first")
+        header = first.header
+        await self._check_header(header, context)
+        intake = ArchiveIntake()
+        try:
+            async for chunk in chunks:
+                if chunk.WhichOneof("part") != "data":
+                    await _abort(
+                        context, grpc.StatusCode.INVALID_ARGUMENT, "send the header once, first"
+                    )
+                intake.feed(chunk.data)
+            received = intake.finish()
+        except ArchiveError as exc:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        archive = BotArchive(digest=received.digest, data=received.data, size=received.size)
+        submission = await self._call(
+            context,
+            lambda: self.store.receive_submission(
+                author.id or 0,
+                header.name,
+                [get_game(g).spec.name for g in header.games],
+                header.command,
+                header.build or None,
+                archive,
+            ),
+        )
+        assert submission.id is not None
+        self.verdicts.enqueue(submission.id)
+        return submission_message(submission, await self._version_of(submission))
+
+    async def Watch(  # noqa: N802
+        self, request: pb.WatchRequest, context: Context
+    ) -> AsyncIterator[pb.Submission]:
+        """Stream a submission's states until its verdict."""
+        author = await self._author(context)
+        last: tuple[str, str] | None = None
+        while True:
+            seen = self.verdicts.generation
+            submission = await self._call(
+                context, lambda: self.store.submission(request.submission_id, author.id)
+            )
+            if (submission.state, submission.detail) != last:
+                last = (submission.state, submission.detail)
+                yield submission_message(submission, await self._version_of(submission))
+            if submission.state in SUBMISSION_DONE:
+                return
+            await self.verdicts.changed_since(seen, WATCH_POLL_S)
+
+    async def ListMine(  # noqa: N802
+        self, request: pb.ListMineRequest, context: Context
+    ) -> pb.ListMineResponse:
+        """The caller's bots and submissions."""
+        author = await self._author(context)
+        mine = await self._call(context, lambda: self.store.authors_bots(author.id or 0))
+        versions = {b.id: b.version for b in mine.bots}
+        return pb.ListMineResponse(
+            bots=[_my_bot(b) for b in mine.bots],
+            submissions=[
+                submission_message(s, versions.get(s.bot_id, 0)) for s in mine.submissions
+            ],
+        )
+
+    async def Retire(self, request: pb.RetireRequest, context: Context) -> pb.RetireResponse:  # noqa: N802
+        """Retire one of the caller's bots."""
+        author = await self._author(context)
+
+        def retire() -> str:
+            bot = self.store.authors_bot(author.id or 0, request.name)
+            return self.store.remove_bot(bot.id or 0)
+
+        return pb.RetireResponse(outcome=await self._call(context, retire))
+
+    # -- checks ----------------------------------------------------------------------------
+
+    async def _author(self, context: Context) -> Author:
+        given = str(dict(context.invocation_metadata() or ()).get("authorization", ""))
+        key = given.removeprefix("Bearer ").strip() if given.startswith("Bearer ") else ""
+        author = await asyncio.to_thread(self.store.author_for_key, key) if key else None
+        if author is None:
+            await _abort(
+                context,
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing, wrong or disabled author key (metadata 'authorization: Bearer <key>', "
+                "from `cardshark author add NAME`)",
+            )
+        return author
+
+    async def _check_header(self, header: pb.SubmitHeader, context: Context) -> None:
+        """Refuse a bad header before the archive is read, naming the bad value."""
+        problem = None
+        if not BOT_NAME.fullmatch(header.name):
+            problem = (
+                f"bot name {header.name!r} must be 1-64 letters, digits, '_', '.' or '-', "
+                "starting with a letter or digit"
+            )
+        elif not header.games:
+            problem = "name at least one game the bot plays (see `cardshark games`)"
+        elif not header.command.strip() or len(header.command) > MAX_COMMAND:
+            problem = f"give the command that starts the bot (1-{MAX_COMMAND} characters)"
+        elif len(header.build) > MAX_COMMAND:
+            problem = f"the build command is longer than {MAX_COMMAND} characters"
+        else:
+            for game in header.games:
+                try:
+                    get_game(game)
+                except UnknownGameError as exc:
+                    problem = str(exc)
+                    break
+        if problem is not None:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
+
+    async def _call(self, context: Context, work: Callable[[], T]) -> T:
+        try:
+            return await asyncio.to_thread(work)
+        except NotFoundError as exc:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, str(exc))
+        except (TournamentError, ValueError) as exc:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+
+    async def _version_of(self, submission: Submission) -> int:
+        if submission.bot_id is None:
+            return 0
+        bot = await asyncio.to_thread(self.store.get_bot, submission.bot_id, include_removed=True)
+        return bot.version
+
+
+def _my_bot(bot: Bot) -> pb.MyBot:
+    return pb.MyBot(
+        name=bot.name,
+        version=bot.version,
+        retired=bot.removed is not None,
+        created=bot.created.isoformat(),
+    )
+
+
+async def _abort(context: Context, code: grpc.StatusCode, message: str) -> NoReturn:
+    await context.abort(code, message)
+    raise AssertionError("abort returned")

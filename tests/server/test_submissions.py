@@ -1,0 +1,285 @@
+"""Authors submit bots to a real `cardshark serve` over gRPC with the kit's command line: a
+verdict from the house bots, then play from the stored code; each author sees only their own."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from cardshark.v1 import submissions_pb2 as pb
+from cardshark.v1 import submissions_pb2_grpc
+from server.bots.archive import pack_directory
+from tests.server.test_admin import start_serve
+from tournaments.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "clients" / "python" / "examples"
+CRASHING = """\
+import sys
+from cardshark_bot import run
+
+
+def decide(request):
+    print("boom: cannot read this view", file=sys.stderr, flush=True)
+    raise SystemExit(3)
+
+
+run(decide, name="crasher")
+"""
+ILLEGAL = """\
+from cardshark_bot import run
+
+run(lambda request: "play:ZZ", name="illegal")
+"""
+
+
+class Served:
+    """A running `cardshark serve`, its database, and authors' keys in files."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.db = tmp_path / "cs.db"
+        self.url = f"sqlite:///{self.db}"
+        self.proc, self.address = start_serve(tmp_path)
+
+    def author(self, name: str) -> Path:
+        with Store(self.url) as store:
+            _, key = store.add_author(name)
+        path = self.tmp / f"{name}.key"
+        path.write_text(key + "\n")
+        path.chmod(0o600)
+        return path
+
+    def kit(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "cardshark_bot.submit", *args, "--server", self.address],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            cwd=self.tmp,
+        )
+
+    def submit(self, key: Path, directory: Path, name: str, *extra: str) -> list[dict[str, object]]:
+        done = self.kit(
+            "submit",
+            str(directory),
+            "--key-file",
+            str(key),
+            "--name",
+            name,
+            "--game",
+            "knaves",
+            "--command",
+            "python3 bot.py",
+            "--json",
+            *extra,
+        )
+        assert done.returncode in (0, 1), done.stderr
+        states = [json.loads(line) for line in done.stdout.splitlines()]
+        assert (done.returncode == 0) == (states[-1]["state"] == "accepted")
+        return states
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        self.proc.send_signal(sig)
+        self.proc.communicate(timeout=60)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    server = Served(tmp_path)
+    try:
+        yield server
+    finally:
+        if server.proc.poll() is None:
+            server.stop()
+
+
+def bot_dir(tmp_path: Path, name: str, source: str) -> Path:
+    directory = tmp_path / name
+    directory.mkdir()
+    (directory / "bot.py").write_text(source)
+    return directory
+
+
+def stub(address: str) -> tuple[grpc.Channel, submissions_pb2_grpc.SubmissionsStub]:
+    channel = grpc.insecure_channel(address)
+    return channel, submissions_pb2_grpc.SubmissionsStub(channel)
+
+
+def auth(key: Path) -> tuple[tuple[str, str]]:
+    return (("authorization", f"Bearer {key.read_text().strip()}"),)
+
+
+def test_an_accepted_submission_plays_the_next_tournament_from_its_stored_code(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("alice")
+    source = bot_dir(tmp_path, "alpha-src", (EXAMPLES / "knaves_bot.py").read_text())
+    states = served.submit(key, source, "alpha")
+    assert [s["state"] for s in states][-2:] == ["testing", "accepted"]
+    assert states[-1]["version"] == 1 and "PASS: 3 matches, 0 faults" in str(states[-1]["detail"])
+    shutil.rmtree(source)  # what plays is the stored archive, not the author's directory
+    with Store(served.url) as store:
+        alpha = store.get_bot("alpha")
+        assert alpha.code_digest == states[-1]["digest"] and alpha.command == "python3 bot.py"
+        assert store.author_names()[alpha.author_id or 0] == "alice"
+        for name in ("r1", "r2"):
+            store.add_bot(name, f"python3 {EXAMPLES / 'random_bot.py'}")
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "tournament", "run", "knaves", "--bots",
+         "alpha,r1,r2", "--seed", "5", "--db", served.url],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with Store(served.url) as store:
+        row = next(r for r in store.rankings("knaves") if r.bot == "alpha")
+    assert row.matches == 6 and row.faults == 0
+
+
+def test_a_crashing_bot_is_rejected_with_the_request_and_its_stderr(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("alice")
+    states = served.submit(key, bot_dir(tmp_path, "crash", CRASHING), "crasher")
+    last = states[-1]
+    assert last["state"] == "rejected"
+    detail = str(last["detail"])
+    assert "knaves: FAIL" in detail and "boom: cannot read this view" in detail
+    assert "legal: play:" in detail  # the request it failed on, with its legal actions
+    with Store(served.url) as store:
+        assert [b.name for b in store.list_bots()] == []  # nothing enters a schedule
+
+
+def test_an_illegal_answer_is_rejected_naming_the_fault_and_the_legal_actions(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("alice")
+    states = served.submit(key, bot_dir(tmp_path, "bad", ILLEGAL), "illegal")
+    detail = str(states[-1]["detail"])
+    assert states[-1]["state"] == "rejected"
+    assert "fault in match 1, decision" in detail and "play:ZZ" in detail
+    assert "legal: play:" in detail and "referee played: play:" in detail
+
+
+def test_an_author_sees_and_touches_only_their_own_bots(served: Served, tmp_path: Path) -> None:
+    alice, bob = served.author("alice"), served.author("bob")
+    states = served.submit(alice, bot_dir(tmp_path, "a", ILLEGAL), "alpha")
+    submission = int(str(states[0]["id"]))
+    channel, submissions = stub(served.address)
+    with channel:
+        with pytest.raises(grpc.RpcError) as err:
+            list(submissions.Watch(pb.WatchRequest(submission_id=submission), metadata=auth(bob)))
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        mine = submissions.ListMine(pb.ListMineRequest(), metadata=auth(bob))
+        assert list(mine.bots) == [] and list(mine.submissions) == []
+        theirs = submissions.ListMine(pb.ListMineRequest(), metadata=auth(alice))
+        assert [s.id for s in theirs.submissions] == [submission]
+    rules = (EXAMPLES / "knaves_bot.py").read_text()
+    accepted = served.submit(alice, bot_dir(tmp_path, "ok", rules), "keeper")
+    assert accepted[-1]["state"] == "accepted"
+    retire = served.kit("retire", "keeper", "--key-file", str(bob))
+    assert retire.returncode == 2 and "none of your bots" in retire.stderr
+    taken = served.kit("submit", str(tmp_path / "a"), "--key-file", str(bob), "--name", "keeper",
+                       "--game", "knaves", "--command", "python3 bot.py")  # fmt: skip
+    assert taken.returncode == 2 and "taken by another author's bot" in taken.stderr
+    with Store(served.url) as store:
+        assert store.get_bot("keeper").version == 1  # neither replaced nor retired
+
+
+def test_a_wrong_or_disabled_key_is_refused_and_the_database_is_untouched(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("carol")
+    wrong = tmp_path / "wrong.key"
+    wrong.write_text("0" * 64)
+    source = bot_dir(tmp_path, "src", (EXAMPLES / "knaves_bot.py").read_text())
+    before = _database_bytes(served)
+    done = served.kit("submit", str(source), "--key-file", str(wrong), "--name", "x", "--game",
+                      "knaves", "--command", "python3 bot.py")  # fmt: skip
+    assert done.returncode == 2 and "wrong or disabled author key" in done.stderr
+    assert _database_bytes(served) == before
+    with Store(served.url) as store:
+        store.disable_author("carol")
+    done = served.kit("mine", "--key-file", str(key))
+    assert done.returncode == 2 and "UNAUTHENTICATED" in done.stderr
+
+
+def _database_bytes(served: Served) -> dict[str, bytes]:
+    # The -shm file is SQLite's shared index of the WAL, which readers update: not data.
+    files = [served.db, served.db.with_name("cs.db-wal")]
+    return {p.name: p.read_bytes() for p in files if p.is_file()}
+
+
+def _raw_submit(served: Served, key: Path, data: list[bytes]) -> grpc.RpcError:
+    header = pb.SubmitHeader(name="raw", games=["knaves"], command="python3 bot.py")
+    stream = [pb.SubmitChunk(header=header), *(pb.SubmitChunk(data=d) for d in data)]
+    channel, submissions = stub(served.address)
+    with channel, pytest.raises(grpc.RpcError) as err:
+        submissions.Submit(iter(stream), metadata=auth(key))
+    return err.value
+
+
+def test_oversized_and_hostile_archives_are_refused_and_nothing_is_stored(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("dave")
+    bomb = gzip.compress(b"\0" * (65 << 20), compresslevel=9)  # 65 MiB of tar, 65 KiB sent
+    err = _raw_submit(served, key, [bomb[i : i + 4096] for i in range(0, len(bomb), 4096)])
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "cap of 64 MiB" in (
+        err.details() or ""
+    )
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tar:
+        info = tarfile.TarInfo("../escape.py")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"x\n"))
+    err = _raw_submit(served, key, [out.getvalue()])
+    assert "'../escape.py' leaves the directory" in (err.details() or "")
+    err = _raw_submit(served, key, [b"not a gzip at all"])
+    assert "not gzip" in (err.details() or "")
+    with Store(served.url) as store:
+        assert store.bot_archive(pack_directory(tmp_path).digest) is None
+    with sqlite3.connect(served.db) as db:
+        assert db.execute("SELECT count(*) FROM submissions").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM bot_archives").fetchone() == (0,)
+
+
+def test_a_server_killed_while_testing_finishes_the_submission_after_restart(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("erin")
+    source = bot_dir(tmp_path, "src", (EXAMPLES / "knaves_bot.py").read_text())
+    channel, submissions = stub(served.address)
+    archive = pack_directory(source).data
+    header = pb.SubmitHeader(name="phoenix", games=["knaves"], command="python3 bot.py")
+    with channel:
+        sent = submissions.Submit(
+            iter([pb.SubmitChunk(header=header), pb.SubmitChunk(data=archive)]),
+            metadata=auth(key),
+        )
+        for state in submissions.Watch(pb.WatchRequest(submission_id=sent.id), metadata=auth(key)):
+            if state.state == "testing":
+                break
+    served.stop(signal.SIGKILL)
+    with Store(served.url) as store:
+        assert store.submission(sent.id).state == "testing"
+        assert store.list_bots() == []
+    served.proc, served.address = start_serve(tmp_path)
+    channel, submissions = stub(served.address)
+    with channel:
+        states = list(submissions.Watch(pb.WatchRequest(submission_id=sent.id), metadata=auth(key)))
+    assert states[-1].state == "accepted"
+    with Store(served.url) as store:
+        assert [b.name for b in store.list_bots()] == ["phoenix"]
