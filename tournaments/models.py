@@ -111,6 +111,9 @@ class Bot(SQLModel, table=True):
     # 1, or n + 1 for an author's submission under the name of their version n (which is
     # then retired, renamed NAME@vN: docs/submitting.md).
     version: int = Field(default=1)
+    # A version n + 1 starts each game its predecessor was rated in from that mu (with the
+    # initial sigma): game -> mu, kept so that a recompute starts it there too.
+    prior_mu: dict[str, float] | None = Field(default=None, sa_type=JSON)
 
 
 class SubmissionState(StrEnum):

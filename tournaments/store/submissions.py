@@ -23,10 +23,12 @@ from tournaments.models import (
     Author,
     Bot,
     BotArchive,
+    BotRating,
     Submission,
     SubmissionState,
     utc_now,
 )
+from tournaments.ratings import prior_rating
 from tournaments.store.bots import BOT_NAME, BotStore, attach_code
 from tournaments.store.keys import hash_token, new_token
 
@@ -113,24 +115,29 @@ class SubmissionStore(BotStore):
     ) -> Bot:
         """Accept a submission: its bot (with the built archive if a build made one) enters
         future schedules. A bot of the same name and author before it is retired, renamed
-        NAME@vN, and the new one is version N + 1."""
+        NAME@vN, and the new one is version N + 1, starting each game NAME@vN was rated in
+        from its mu with the initial sigma."""
         with self._write(ratings=False) as session:
             submission = self._submission(session, submission_id, None)
             if submission.state in SUBMISSION_DONE:
                 raise SubmissionError(f"submission {submission_id} is {submission.state} already")
             version = self._version_after(session, submission.author_id, submission.name)
+            prior: dict[str, float] = {}
             if version > 1:
                 before = session.exec(select(Bot).where(Bot.name == submission.name)).one()
                 before.name = version_name(before.name, before.version)
                 before.removed = before.removed or utc_now()
                 session.add(before)
                 session.flush()
+                rated = session.exec(select(BotRating).where(BotRating.bot_id == before.id))
+                prior = {r.game: r.mu for r in rated}
             bot = Bot(
                 name=submission.name,
                 token_hash=hash_token(new_token()),  # a managed bot's is handed to it per run
                 command=submission.command,
                 author_id=submission.author_id,
                 version=version,
+                prior_mu=prior or None,
             )
             if archive is not None:
                 attach_code(session, bot, archive)
@@ -138,6 +145,10 @@ class SubmissionStore(BotStore):
                 bot.code_digest = submission.digest
             session.add(bot)
             session.flush()
+            assert bot.id is not None
+            for game, mu in prior.items():  # ranked at once, at its predecessor's mu
+                start = prior_rating(mu)
+                session.add(BotRating(bot_id=bot.id, game=game, mu=start.mu, sigma=start.sigma))
             submission.state = SubmissionState.ACCEPTED.value
             submission.detail = detail
             submission.bot_id = bot.id

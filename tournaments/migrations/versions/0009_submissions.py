@@ -1,4 +1,4 @@
-"""submissions and bots.version: bots sent by their authors, and what became of each.
+"""submissions, bots.version and bots.prior_mu: bots sent by their authors, and versions.
 
 Revision ID: 0009
 Revises: 0008
@@ -6,7 +6,8 @@ Revises: 0008
 An author's submission (the Submissions service, docs/submitting.md) is stored with its
 archive's digest and its state: received, building, testing, then accepted (with the bot it
 became) or rejected (with why). A bot accepted again under its name becomes the next version
-(bots.version, 1 for every bot before).
+(bots.version, 1 for every bot before), starting from its predecessor's mu in each game
+(bots.prior_mu).
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    """Add bots.version (1 for every bot) and create submissions."""
+    """Add bots.version (1 for every bot) and bots.prior_mu; create submissions."""
     found = sa.inspect(op.get_bind())
     if "version" not in {c["name"] for c in found.get_columns("bots")}:
         version = sa.Column("version", sa.Integer(), nullable=False, server_default="1")
         op.add_column("bots", version)
+    if "prior_mu" not in {c["name"] for c in found.get_columns("bots")}:
+        op.add_column("bots", sa.Column("prior_mu", sa.JSON(), nullable=True))
     if "submissions" not in found.get_table_names():
         _create_submissions()
 
@@ -54,8 +57,9 @@ def _create_submissions() -> None:
 
 
 def downgrade() -> None:
-    """Drop submissions and bots.version."""
+    """Drop submissions, bots.version and bots.prior_mu."""
     op.drop_index("ix_submissions_author_id", table_name="submissions")
     op.drop_table("submissions")
     with op.batch_alter_table("bots") as bots:
         bots.drop_column("version")
+        bots.drop_column("prior_mu")
