@@ -164,7 +164,7 @@ FIRST_ROWS: dict[str, list[dict[str, Any]]] = {
 # Columns later revisions added to FIRST_ROWS's tables, with the value an upgrade gives old rows.
 ADDED_SINCE: dict[str, dict[str, Any]] = {
     # author_id: the house author, made by 0008 to own them.
-    "bots": {"code_digest": None, "author_id": 1, "version": 1},
+    "bots": {"code_digest": None, "author_id": 1, "version": 1, "prior_mu": None},
     "tournaments": {"worker": None},
     "ratings": {"last_tournament_id": 1},  # from the rating history: tournament 1 rated them
 }
