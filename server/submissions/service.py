@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
@@ -15,8 +16,9 @@ from games.errors import UnknownGameError
 from games.registry import get_game
 from server.bots.archive import ArchiveError
 from server.submissions.intake import ArchiveIntake
+from server.submissions.limits import SubmissionLimits
 from server.submissions.verdicts import Verdicts
-from tournaments.errors import NotFoundError, TournamentError
+from tournaments.errors import BotNameError, NotFoundError, TournamentError
 from tournaments.models import SUBMISSION_DONE, Author, Bot, BotArchive, Submission
 from tournaments.store import BOT_NAME, Store
 
@@ -44,9 +46,12 @@ def submission_message(s: Submission, version: int) -> pb.Submission:
 class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
     """Submissions, for the author whose key each call carries."""
 
-    def __init__(self, store: Store, verdicts: Verdicts) -> None:
+    def __init__(
+        self, store: Store, verdicts: Verdicts, limits: SubmissionLimits | None = None
+    ) -> None:
         self.store = store
         self.verdicts = verdicts
+        self.limits = limits or SubmissionLimits()
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Register on a server."""
@@ -57,13 +62,15 @@ class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
     ) -> pb.Submission:
         """Take a header and an archive; store them and queue the test."""
         author = await self._author(context)  # before the first chunk is read
-        assert author.id is not None
+        if author.id is None:
+            raise AssertionError("a stored author has an id")
         chunks = aiter(request_iterator)
         first = await anext(chunks, None)
         if first is None or first.WhichOneof("part") != "header":
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "send the header first")
         header = first.header
         await self._check_header(header, context)
+        await self._check_limits(author.id, header.name, context)
         intake = ArchiveIntake()
         try:
             async for chunk in chunks:
@@ -171,6 +178,28 @@ class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
                     break
         if problem is not None:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, problem)
+
+    async def _check_limits(self, author_id: int, name: str, context: Context) -> None:
+        """Refuse, in one line naming the limit, a submission over the organizer's limits."""
+        hour_ago = datetime.now(UTC) - timedelta(hours=1)
+        sent, bots = await asyncio.to_thread(self.store.author_activity, author_id, hour_ago)
+        problem = None
+        if self.limits.per_hour and sent >= self.limits.per_hour:
+            problem = (
+                f"you sent {sent} submissions in the last hour: this server takes "
+                f"{self.limits.per_hour} an hour from each author; try again later"
+            )
+        elif self.limits.bots and bots >= self.limits.bots:
+            try:
+                await asyncio.to_thread(self.store.authors_bot, author_id, name)
+            except BotNameError:  # a new name: one more bot
+                problem = (
+                    f"you have {bots} bots in play: this server allows {self.limits.bots} "
+                    "an author; retire one (cardshark-bot retire NAME) or send a new version "
+                    "of one"
+                )
+        if problem is not None:
+            await _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED, problem)
 
     async def _call(self, context: Context, work: Callable[[], T]) -> T:
         try:

@@ -48,11 +48,11 @@ run(lambda request: "play:ZZ", name="illegal")
 class Served:
     """A running `cardshark serve`, its database, and authors' keys in files."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, *args: str) -> None:
         self.tmp = tmp_path
         self.db = tmp_path / "cs.db"
         self.url = f"sqlite:///{self.db}"
-        self.proc, self.address = start_serve(tmp_path)
+        self.proc, self.address = start_serve(tmp_path, *args)
 
     def author(self, name: str) -> Path:
         with Store(self.url) as store:
@@ -283,3 +283,26 @@ def test_a_server_killed_while_testing_finishes_the_submission_after_restart(
     assert states[-1].state == "accepted"
     with Store(served.url) as store:
         assert [b.name for b in store.list_bots()] == ["phoenix"]
+
+
+def test_the_organizers_limits_refuse_in_one_line_naming_the_limit(tmp_path: Path) -> None:
+    served = Served(tmp_path, "--submissions-per-hour", "2", "--bots-per-author", "1")
+    try:
+        key = served.author("fay")
+        rules = bot_dir(tmp_path, "rules", (EXAMPLES / "knaves_bot.py").read_text())
+        assert served.submit(key, rules, "keeper")[-1]["state"] == "accepted"
+        args = ("--key-file", str(key), "--game", "knaves", "--command", "python3 bot.py")
+        more = served.kit("submit", str(rules), "--name", "another", *args)
+        assert more.returncode == 2 and more.stderr.count("\n") == 1
+        assert "you have 1 bots in play: this server allows 1 an author" in more.stderr
+        # A new version of a bot in play is no new bot: it passes that limit.
+        states = served.submit(key, bot_dir(tmp_path, "bad", ILLEGAL), "keeper")
+        assert states[-1]["state"] == "rejected"
+        third = served.kit("submit", str(rules), "--name", "keeper", *args)
+        assert third.returncode == 2 and "RESOURCE_EXHAUSTED" in third.stderr
+        assert "you sent 2 submissions in the last hour: this server takes 2" in third.stderr
+        with Store(served.url) as store:
+            fay = store.get_author("fay").id or 0
+            assert len(store.authors_bots(fay).submissions) == 2  # refusals store nothing
+    finally:
+        served.stop()

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from tournaments.errors import (
     AuthorStateError,
@@ -90,6 +91,22 @@ class SubmissionStore(BotStore):
             session.add(submission)
             session.flush()
             return submission
+
+    def author_activity(self, author_id: int, since: datetime) -> tuple[int, int]:
+        """How many submissions the author sent since then, and how many bots they have in
+        play (for the organizer's limits)."""
+        with self._read() as session:
+            sent = session.exec(
+                select(func.count())
+                .select_from(Submission)
+                .where(Submission.author_id == author_id, col(Submission.created) >= since)
+            ).one()
+            bots = session.exec(
+                select(func.count())
+                .select_from(Bot)
+                .where(Bot.author_id == author_id, col(Bot.removed).is_(None))
+            ).one()
+        return int(sent), int(bots)
 
     def submission(self, submission_id: int, author_id: int | None = None) -> Submission:
         """A submission by id; with author_id, only if it is theirs (else not found)."""
