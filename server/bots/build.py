@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from server.bots.archive import ArchiveError, check_links, check_members, make_read_only, mib
+from server.bots.archive import ArchiveError, check_links, check_members, make_read_only
 from server.bots.cgroups import BotCgroups, BotLimits
 from server.bots.code import tree_bytes
 from server.bots.process import with_parent_death_signal
@@ -41,7 +41,9 @@ _CHUNK = 1 << 16
 # never has; copies the source's entries in (the tmpfs's root itself is root's, not the
 # build's to touch); runs the build; kills whatever the build left running (its PID namespace
 # holds only the build: kill -1 reaches nothing outside); reports the status and the free
-# space of its three tmpfs; and, on success, becomes tar of the built tree.
+# space of its three tmpfs; and, on success, becomes tar of the built tree. (The build, as the
+# same uid, could still write to fd 3 through /proc: nothing read there is trusted. The status
+# is only what the build could say anyway, and the tar is checked as an archive from outside.)
 WRAPPER = """exec 3>&0 </dev/null
 dest=$1 command=$2
 set --
@@ -55,7 +57,7 @@ unset SOURCE
 status=$?
 kill -9 -1 2>/dev/null
 echo "status $status" >&3
-stat -f -c 'free %a %S' "$dest" /tmp "$HOME" >&3
+stat -f -c 'free %a %b %S' "$dest" /tmp "$HOME" >&3
 [ "$status" -eq 0 ] || exit 0
 echo tar >&3
 exec tar --format=pax --hard-dereference --numeric-owner -cf - . >&3
@@ -111,6 +113,7 @@ class _CpuQuota:
                 base = Path("/sys/fs/cgroup/cpu")
                 if not (base / "cgroup.procs").exists():
                     return
+                _sweep(base / "cardshark")
                 here = base / "cardshark" / name
                 here.mkdir(parents=True, exist_ok=True)
                 self.made = here
@@ -137,6 +140,16 @@ class _CpuQuota:
                 except OSError:
                     time.sleep(0.01)  # the killed processes are still leaving the group
             self.made = None
+
+
+def _sweep(root: Path) -> None:
+    """Remove the empty quota groups of servers that are gone (`kill -9` leaves them)."""
+    with contextlib.suppress(OSError):
+        for group in root.iterdir():
+            pid = group.name.partition("-")[0]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                with contextlib.suppress(OSError):
+                    group.rmdir()  # refused while a process is in it
 
 
 def _counter(cgroups: BotCgroups | None, kind: str, files: tuple[str, ...], key: str) -> int:
@@ -191,7 +204,7 @@ class _Outcome:
 
     copied: bool = True  # the source was copied in
     status: int | None = None  # the build command's exit status, as its shell reports it
-    full: bool = False  # a tmpfs of the build had less than 1 MiB free when it ended
+    full: bool = False  # a tmpfs of the build was (nearly) full when it ended
     tar: IO[bytes] | None = None  # where the tar of the built tree was spooled
     tar_bytes: int = 0
     over: bool = False  # the tar went past its cap
@@ -220,8 +233,10 @@ async def _read_result(
             out.copied = False
         elif words[:1] == ["status"] and len(words) == 2 and words[1].isdigit():
             out.status = int(words[1])
-        elif words[:1] == ["free"] and len(words) == 3 and all(w.isdigit() for w in words[1:]):
-            out.full = out.full or int(words[1]) * int(words[2]) < 1 << 20
+        elif words[:1] == ["free"] and len(words) == 4 and all(w.isdigit() for w in words[1:]):
+            free, total, block = (int(w) for w in words[1:])
+            # Full: less than 1 MiB left, or a 16th of a small tmpfs.
+            out.full = out.full or free * block < min(1 << 20, total * block // 16)
         elif words == ["tar"]:
             break
     else:
@@ -236,8 +251,9 @@ async def _read_result(
         out.tar.write(chunk)
 
 
-def _unpack(spooled: IO[bytes], into: Path, cap: int) -> None:
-    """Unpack the build's tar, checked as a stored archive is; ArchiveError if refused."""
+def _unpack(spooled: IO[bytes], into: Path, cap: int, too_big: str) -> None:
+    """Unpack the build's tar, checked as a stored archive is; ArchiveError if refused (with
+    too_big if its files come to more than cap bytes: sparse files, say)."""
     spooled.seek(0)
     what = "the built tree"
     try:
@@ -251,7 +267,7 @@ def _unpack(spooled: IO[bytes], into: Path, cap: int) -> None:
                 members.append(member)
             check_members(members, "", label=what)
             if sum(m.size for m in members if m.isreg()) > cap:
-                raise ArchiveError(f"{what} holds more than {mib(cap)}")
+                raise ArchiveError(too_big)
             archive.errorlevel = 2
             archive.extractall(into, members=members, filter="data")
     except (tarfile.TarError, OSError) as exc:
@@ -367,7 +383,8 @@ async def _sandboxed(
                 reason = "the built tree could not be read out of the sandbox"
             if reason is None:
                 try:
-                    await asyncio.to_thread(_unpack, spool, staging, tree_size)
+                    too_big = f"wrote more than {limits.write_mb} MiB"
+                    await asyncio.to_thread(_unpack, spool, staging, tree_size, too_big)
                 except ArchiveError as exc:
                     reason = str(exc)
     finally:
@@ -400,6 +417,9 @@ async def _launch(
             start_new_session=True,
             pass_fds=confinement.pass_fds,
         )
+    except BaseException:
+        os.close(read_end)
+        raise
     finally:
         confinement.started()
         os.close(write_end)

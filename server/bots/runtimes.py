@@ -2,19 +2,24 @@
 
 A program counts when the sandbox's PATH finds it (/usr/local/bin, /usr/bin, /bin) and it
 resolves inside a system directory the sandbox mounts (SYSTEM_DIRS): what the server's own
-PATH finds elsewhere (a ~/.cargo/bin, say) is listed as not offered. See docs/submitting.md.
+PATH finds elsewhere (a ~/.cargo/bin, say) is listed as not offered. The server's own Python,
+which the sandbox also mounts and which has the Python kit with grpcio and protobuf, is listed
+as python3+kit by its full path. See docs/submitting.md.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import platform
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from server.bots.sandbox import SYSTEM_DIRS
+from server.bots.sandbox import CLIENTS_DIR, SYSTEM_DIRS
 
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 VERSION_TIMEOUT_S = 10.0
@@ -124,4 +129,18 @@ def find_runtimes(server_path: str | None = None) -> list[Runtime]:
         if same not in seen:  # not another name for one already listed (lua and lua5.4)
             seen.add(same)
             runtimes.append(Runtime(name, kind, path, version, offered))
+    runtimes += kit_python()
     return sorted(runtimes, key=lambda r: not r.offered)
+
+
+def kit_python() -> list[Runtime]:
+    """The server's own interpreter, if the Python kit (cardshark_bot) is installed in it."""
+    if importlib.util.find_spec("cardshark_bot") is None:
+        return []
+    version = f"Python {platform.python_version()} with the kit (cardshark_bot, grpcio)"
+    return [Runtime("python3+kit", "interpreter", sys.executable, version, True)]
+
+
+def kits_directory() -> str:
+    """Where the bot kits are, mounted read-only in every sandbox."""
+    return str(CLIENTS_DIR)

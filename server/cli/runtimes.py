@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from server.bots.runtimes import find_runtimes
+from server.bots.runtimes import find_runtimes, kits_directory
 from server.cli.common import JsonOption
 
 WIDTH = 80
@@ -29,6 +29,10 @@ def runtimes_command(as_json: JsonOption = False) -> None:
         if runtime.offered:
             version = runtime.version or "(no version printed)"
             print(_fit(f"{runtime.name:<{width}}  {version}"))
+            if runtime.name == "python3+kit":
+                print(_fit(f"{'':<{width}}  {runtime.path}"))
+    print()
+    print(_fit(f"The bot kits, read-only in the sandbox: {kits_directory()}"))
     if hidden:
         print()
         print("Found on the server's PATH but outside the sandbox (bots cannot run them):")
