@@ -2,9 +2,9 @@
 
 A program counts when the sandbox's PATH finds it (/usr/local/bin, /usr/bin, /bin) and it
 resolves inside a system directory the sandbox mounts (SYSTEM_DIRS): what the server's own
-PATH finds elsewhere (a ~/.cargo/bin, say) is listed as not offered. The server's own Python,
-which the sandbox also mounts and which has the Python kit with grpcio and protobuf, is listed
-as python3+kit by its full path. See docs/submitting.md.
+PATH finds elsewhere (a ~/.cargo/bin, say) is listed as not offered. `python3` is the server's
+own Python, which the sandbox mounts and puts first on a bot's PATH, with the Python kit, grpcio
+and protobuf. See docs/submitting.md.
 """
 
 from __future__ import annotations
@@ -113,7 +113,10 @@ def version_line(path: str, args: tuple[str, ...], stdin: str = "") -> str:
 def find_runtimes(server_path: str | None = None) -> list[Runtime]:
     """Every candidate found on the sandbox's PATH, then those only server_path finds."""
     found: list[tuple[str, str, str, tuple[str, ...], str, bool]] = []
+    kit = kit_python()
     for name, kind, args, stdin in CANDIDATES:
+        if name == "python3" and kit:
+            continue  # the sandbox's PATH finds the server's Python first (clean_environment)
         path = shutil.which(name, path=SANDBOX_PATH)
         offered = path is not None and _inside_sandbox(path)
         if path is None or not offered:
@@ -129,7 +132,7 @@ def find_runtimes(server_path: str | None = None) -> list[Runtime]:
         if same not in seen:  # not another name for one already listed (lua and lua5.4)
             seen.add(same)
             runtimes.append(Runtime(name, kind, path, version, offered))
-    runtimes += kit_python()
+    runtimes = kit + runtimes
     return sorted(runtimes, key=lambda r: not r.offered)
 
 
@@ -138,7 +141,7 @@ def kit_python() -> list[Runtime]:
     if importlib.util.find_spec("cardshark_bot") is None:
         return []
     version = f"Python {platform.python_version()} with the kit (cardshark_bot, grpcio)"
-    return [Runtime("python3+kit", "interpreter", sys.executable, version, True)]
+    return [Runtime("python3", "interpreter", sys.executable, version, True)]
 
 
 def kits_directory() -> str:

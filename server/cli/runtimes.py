@@ -29,8 +29,6 @@ def runtimes_command(as_json: JsonOption = False) -> None:
         if runtime.offered:
             version = runtime.version or "(no version printed)"
             print(_fit(f"{runtime.name:<{width}}  {version}"))
-            if runtime.name == "python3+kit":
-                print(_fit(f"{'':<{width}}  {runtime.path}"))
     print()
     print(_fit(f"The bot kits, read-only in the sandbox: {kits_directory()}"))
     if hidden:

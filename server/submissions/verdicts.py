@@ -14,13 +14,14 @@ import contextlib
 import logging
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from games.registry import get_game
-from server.bots.archive import ArchiveError
-from server.bots.code import cache_for
+from server.bots.archive import ArchiveError, pack_directory
+from server.bots.build import BuildLimits, build
+from server.bots.code import cache_for, remove_tree
 from server.bots.sandbox import SandboxPolicy
 from server.match.sessions import BotIdentity
 from server.play.bot_test import (
@@ -34,7 +35,7 @@ from server.play.bot_test import (
     tested_faults,
 )
 from tournaments.errors import TournamentError
-from tournaments.models import SUBMISSION_DONE, Submission, SubmissionState
+from tournaments.models import SUBMISSION_DONE, BotArchive, Submission, SubmissionState
 from tournaments.store import Store
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,17 @@ class VerdictSettings:
     log_dir: Path
     seed: int = 1
     rotations: int = 1  # each seat this many times per game
+    build_limits: BuildLimits = field(default_factory=BuildLimits)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A build's product: the built tree and its archive (None: nothing to build), and the
+    line the verdict starts with."""
+
+    tree: Path | None
+    archive: BotArchive | None
+    line: str
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,8 @@ class Verdicts:
     async def start(self) -> list[int]:
         """Start testing; submissions left unfinished by an earlier run are tested first.
         Returns their ids."""
+        # What a server killed mid-build left (its tests start again from the archive).
+        await asyncio.to_thread(remove_tree, self._work())
         left = await asyncio.to_thread(self.store.unfinished_submissions)
         for submission in left:
             assert submission.id is not None
@@ -118,14 +132,6 @@ class Verdicts:
         submission = await asyncio.to_thread(self.store.submission, submission_id)
         if submission.state in SUBMISSION_DONE:
             return
-        if submission.build:
-            await self._set(
-                submission_id,
-                SubmissionState.REJECTED,
-                "this server does not build submissions yet: send the built tree (for a "
-                "compiled bot, the binary and what it reads) and no build command",
-            )
-            return
         cache = cache_for(self.settings.sandbox)
         load = partial(self.store.bot_archive, submission.digest)
         try:
@@ -133,13 +139,22 @@ class Verdicts:
         except (ArchiveError, OSError) as exc:
             await self._set(submission_id, SubmissionState.REJECTED, f"its code was refused: {exc}")
             return
-        with hold:
-            await self._set(
-                submission_id,
-                SubmissionState.TESTING,
-                f"playing the house bots in {', '.join(submission.games)}",
-            )
-            verdicts = [await self._test(submission, game, tree) for game in submission.games]
+        work = Path(tempfile.mkdtemp(prefix=f"submission-{submission_id}-", dir=self._work()))
+        try:
+            with hold:
+                built = await self._build(submission, tree, work / "built")
+                if built is None:
+                    return
+                if built.tree is not None:
+                    tree = built.tree
+                await self._set(
+                    submission_id,
+                    SubmissionState.TESTING,
+                    f"{built.line}playing the house bots in {', '.join(submission.games)}",
+                )
+                verdicts = [await self._test(submission, game, tree) for game in submission.games]
+        finally:
+            await asyncio.to_thread(remove_tree, work)
         failed = [v for v in verdicts if not v.passed]
         if failed:
             detail = "\n".join(
@@ -147,13 +162,36 @@ class Verdicts:
             ).strip()
             await self._set(submission_id, SubmissionState.REJECTED, detail)
             return
-        detail = "\n".join(f"{v.game}: {v.line}" for v in verdicts)
+        detail = built.line + "\n".join(f"{v.game}: {v.line}" for v in verdicts)
         try:
-            await asyncio.to_thread(self.store.accept_submission, submission_id, detail)
+            await asyncio.to_thread(
+                self.store.accept_submission, submission_id, detail, built.archive
+            )
         except TournamentError as exc:  # e.g. the author was disabled meanwhile
             await self._set(submission_id, SubmissionState.REJECTED, str(exc))
             return
         await self._tell()
+
+    async def _build(self, submission: Submission, source: Path, built: Path) -> Built | None:
+        """Run the submission's build, if it has one; None once it is rejected for it."""
+        assert submission.id is not None
+        if not submission.build:
+            return Built(None, None, "")
+        await self._set(submission.id, SubmissionState.BUILDING, f"running: {submission.build}")
+        result = await build(
+            source, submission.build, built, self.settings.sandbox, self.settings.build_limits
+        )
+        if not result.ok:
+            detail = f"build failed: {result.reason}\n{result.log.rstrip()}".rstrip()
+            await self._set(submission.id, SubmissionState.REJECTED, detail)
+            return None
+        try:
+            packed = await asyncio.to_thread(pack_directory, built)
+        except ArchiveError as exc:
+            await self._set(submission.id, SubmissionState.REJECTED, f"the built tree: {exc}")
+            return None
+        archive = BotArchive(digest=packed.digest, data=packed.data, size=packed.size)
+        return Built(built, archive, f"built in {result.seconds:.1f} s\n")
 
     async def _test(self, submission: Submission, game: str, tree: Path) -> GameVerdict:
         spec = get_game(game).spec
@@ -186,6 +224,11 @@ class Verdicts:
         return GameVerdict(
             game, bool(result["passed"]), str(result["verdict"]), _why(plan, outcome)
         )
+
+    def _work(self) -> Path:
+        where = self.settings.log_dir / "submissions" / "work"
+        where.mkdir(parents=True, exist_ok=True)
+        return where
 
     def _logs(self) -> Path:
         where = self.settings.log_dir / "submissions"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import shutil
 import signal
 import sqlite3
@@ -43,6 +44,37 @@ from cardshark_bot import run
 
 run(lambda request: "play:ZZ", name="illegal")
 """
+
+
+FIRST_LEGAL_CPP = r"""
+#include <iostream>
+#include <string>
+
+// Through the stdio bridge: answer every request with its first legal action.
+static std::string after(const std::string& line, const std::string& key, size_t from) {
+    size_t at = line.find(key, from);
+    if (at == std::string::npos) return "";
+    at += key.size();
+    while (at < line.size() && (line[at] == ' ' || line[at] == '"')) at++;
+    size_t end = at;
+    while (end < line.size() && line[end] != '"' && line[end] != ',' && line[end] != '}') end++;
+    return line.substr(at, end - at);
+}
+
+int main() {
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        size_t request = line.find("\"request\"");
+        if (request == std::string::npos) continue;
+        std::string id = after(line, "\"request_id\":", request);
+        size_t legal = line.find("\"legal_actions\"", request);
+        std::string action = after(line, "\"id\":", legal);
+        std::cout << "{\"request_id\": \"" << id << "\", \"action_id\": \"" << action
+                  << "\"}" << std::endl;
+    }
+}
+"""
+BRIDGED = "python3 -m cardshark_bot.bridge -- ./bot"
 
 
 class Served:
@@ -306,3 +338,42 @@ def test_the_organizers_limits_refuse_in_one_line_naming_the_limit(tmp_path: Pat
             assert len(store.authors_bots(fay).submissions) == 2  # refusals store nothing
     finally:
         served.stop()
+
+
+def test_a_cpp_bot_is_built_in_the_sandbox_and_a_failed_build_is_rejected_with_its_error(
+    served: Served, tmp_path: Path
+) -> None:
+    key = served.author("gil")
+    source = tmp_path / "cpp"
+    source.mkdir()
+    (source / "bot.cpp").write_text(FIRST_LEGAL_CPP)
+    build = "g++ -O1 -o bot bot.cpp"
+    args = ("--key-file", str(key), "--game", "knaves", "--json")
+    done = served.kit("submit", str(source), "--name", "cpp", "--command", BRIDGED,
+                      "--build", build, *args)  # fmt: skip
+    states = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, states or done.stderr
+    assert [s["state"] for s in states][-3:] == ["building", "testing", "accepted"]
+    assert "built in" in str(states[-1]["detail"]) and "PASS" in str(states[-1]["detail"])
+    with Store(served.url) as store:
+        bot = store.get_bot("cpp")
+        assert bot.code_digest != states[-1]["digest"]  # the built tree plays, not the source
+        built = store.bot_archive(bot.code_digest or "")
+    assert built is not None
+    with tarfile.open(fileobj=io.BytesIO(built), mode="r:gz") as tar:
+        assert sorted(tar.getnames()) == ["bot", "bot.cpp"]
+
+    (source / "bot.cpp").write_text("int main() { return undeclared; }\n")
+    done = served.kit("submit", str(source), "--name", "cpp2", "--command", BRIDGED,
+                      "--build", build, *args)  # fmt: skip
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert done.returncode == 1 and last["state"] == "rejected"
+    assert "build failed: exited with status 1" in last["detail"]
+    assert "bot.cpp:1:21: error:" in last["detail"]
+    # gcc quotes with ‘’ or '' as the locale says
+    assert re.search(r".undeclared. was not declared in this scope", last["detail"])
+    dial = "python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 80), timeout=2)'"
+    done = served.kit("submit", str(source), "--name", "dialer", "--command", BRIDGED,
+                      "--build", dial, *args)  # fmt: skip
+    last = json.loads(done.stdout.splitlines()[-1])
+    assert last["state"] == "rejected" and "Network is unreachable" in last["detail"]
