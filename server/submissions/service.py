@@ -15,17 +15,25 @@ from cardshark.v1 import submissions_pb2_grpc
 from games.errors import UnknownGameError
 from games.registry import get_game
 from server.bots.archive import ArchiveError
+from server.match.records import MatchRecord
+from server.play.bot_test import fault_json, fault_lines
 from server.submissions.intake import ArchiveIntake
 from server.submissions.limits import SubmissionLimits
-from server.submissions.verdicts import Verdicts
-from tournaments.errors import BotNameError, NotFoundError, TournamentError
+from server.submissions.verdicts import Verdicts, tail_lines
+from tournaments.errors import (
+    BotNameError,
+    NotFoundError,
+    TournamentError,
+    UnknownMatchError,
+)
 from tournaments.models import SUBMISSION_DONE, Author, Bot, BotArchive, Submission
-from tournaments.store import BOT_NAME, Store
+from tournaments.store import BOT_NAME, MatchDetail, Store
 
 T = TypeVar("T")
 Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 MAX_COMMAND = 1024
-WATCH_POLL_S = 5.0  # a Watch also rereads the row this often (a state changed elsewhere)
+WATCH_POLL_S = 5.0
+STDERR_LINES = 50  # a Watch also rereads the row this often (a state changed elsewhere)
 
 
 def submission_message(s: Submission, version: int) -> pb.Submission:
@@ -139,6 +147,44 @@ class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
             return self.store.remove_bot(bot.id or 0)
 
         return pb.RetireResponse(outcome=await self._call(context, retire))
+
+    async def MatchLog(  # noqa: N802
+        self, request: pb.MatchLogRequest, context: Context
+    ) -> pb.MatchLogResponse:
+        """One of the caller's bots in one match: seats, scores, faults, stderr."""
+        author = await self._author(context)
+
+        def find() -> tuple[Bot, MatchDetail, list[int]]:
+            bot = self.store.authors_bot(author.id or 0, request.bot, include_removed=True)
+            detail = self.store.match_detail(request.match_id)
+            seats = [i for i, b in enumerate(detail.match.seats) if b == bot.id]
+            if not seats:
+                raise UnknownMatchError(request.match_id)  # not theirs: as if none
+            return bot, detail, seats
+
+        bot, detail, seats = await self._call(context, find)
+        match = detail.match
+        faults: list[str] = []
+        scores: list[int] = []
+        if match.record:
+            record = MatchRecord.from_json(match.record)
+            scores = list(record.scores)
+            for fault in record.faults:
+                if fault.seat in seats:
+                    shown = fault_json(match.id or 0, record, fault, detail.tournament.clock_ms)
+                    shown["match"] = match.id
+                    faults.append("\n".join(fault_lines(shown)))
+        logs = self.verdicts.settings.log_dir / f"tournament-{match.tournament_id}"
+        return pb.MatchLogResponse(
+            match_id=match.id or 0,
+            bot=bot.name,
+            game=detail.tournament.game,
+            status=match.status,
+            seats=seats,
+            scores=scores,
+            faults=faults,
+            stderr="\n".join(tail_lines(logs / f"{bot.name}.stderr.log", STDERR_LINES)),
+        )
 
     # -- checks ----------------------------------------------------------------------------
 

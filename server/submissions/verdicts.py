@@ -215,7 +215,7 @@ class Verdicts:
         try:
             outcome = await play_trial(plan, _quiet, _quiet)
             if not outcome.stderr and plan.stderr_log is not None:
-                outcome.stderr = _tail(plan.stderr_log)
+                outcome.stderr = tail_lines(plan.stderr_log, TAIL_LINES)
         finally:
             shutil.rmtree(log_dir, ignore_errors=True)
         if outcome.error:
@@ -267,15 +267,16 @@ def _why(plan: Plan, outcome: Outcome) -> list[str]:
     return lines
 
 
-def _tail(path: Path, width: int = 200) -> list[str]:
-    """The last lines of a bot's stderr log, each cut to width (a bot writes what it likes)."""
+def tail_lines(path: Path, lines: int, width: int = 200) -> list[str]:
+    """The last lines of a bot's stderr log, each cut to width (a bot writes what it likes);
+    none if there is no log."""
     try:
         with path.open("rb") as f:
-            f.seek(max(0, f.seek(0, 2) - 16384))
+            f.seek(max(0, f.seek(0, 2) - 256 * lines))
             text = f.read().decode("utf-8", "replace")
     except OSError:
         return []
-    return [line[:width] for line in text.splitlines()[-TAIL_LINES:]]
+    return [line[:width] for line in text.splitlines()[-lines:]]
 
 
 def _quiet(line: str) -> None:

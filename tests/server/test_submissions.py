@@ -46,6 +46,21 @@ run(lambda request: "play:ZZ", name="illegal")
 """
 
 
+# Plays by the rules while tested (match ids "test-N"), illegally in tournaments.
+TWO_FACED = """\
+import sys
+from cardshark_bot import run
+
+
+def decide(request):
+    if request.match_id.startswith("test-"):
+        return request.legal_actions[0].id
+    print(f"cheating in {request.match_id}", file=sys.stderr, flush=True)
+    return "play:ZZ"
+
+
+run(decide, name="two-faced")
+"""
 FIRST_LEGAL_CPP = r"""
 #include <iostream>
 #include <string>
@@ -377,3 +392,33 @@ def test_a_cpp_bot_is_built_in_the_sandbox_and_a_failed_build_is_rejected_with_i
                       "--build", dial, *args)  # fmt: skip
     last = json.loads(done.stdout.splitlines()[-1])
     assert last["state"] == "rejected" and "Network is unreachable" in last["detail"]
+
+
+def test_an_author_reads_their_bots_faults_and_stderr_in_a_match_and_no_one_elses(
+    served: Served, tmp_path: Path
+) -> None:
+    alice, bob = served.author("alice"), served.author("bob")
+    assert served.submit(alice, bot_dir(tmp_path, "tf", TWO_FACED), "sly")[-1]["state"] == (
+        "accepted"
+    )
+    with Store(served.url) as store:
+        for name in ("r1", "r2"):
+            store.add_bot(name, f"python3 {EXAMPLES / 'random_bot.py'}")
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "tournament", "run", "knaves", "--bots",
+         "sly,r1,r2", "--seed", "5", "--db", served.url],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with Store(served.url) as store:
+        match_id = store.matches(1)[0].id
+    shown = served.kit("log", str(match_id), "--bot", "sly", "--key-file", str(alice), "--json")
+    assert shown.returncode == 0, shown.stderr
+    log = json.loads(shown.stdout)
+    assert log["bot"] == "sly" and len(log["seats"]) == 1 and len(log["scores"]) == 3
+    assert log["faults"] and "unknown_action: action 'play:ZZ'" in log["faults"][0]
+    assert "legal: play:" in log["faults"][0]
+    assert f"cheating in {match_id}" in log["stderr"]
+    for who, bot in ((bob, "sly"), (bob, "r1"), (alice, "r1")):
+        refused = served.kit("log", str(match_id), "--bot", bot, "--key-file", str(who))
+        assert refused.returncode == 2 and "cheating" not in refused.stdout + refused.stderr

@@ -197,14 +197,14 @@ class SubmissionStore(BotStore):
                 ).all()
             )
 
-    def authors_bot(self, author_id: int, name: str) -> Bot:
-        """The author's current bot of this name (BotNameError if they have none by it)."""
+    def authors_bot(self, author_id: int, name: str, *, include_removed: bool = False) -> Bot:
+        """The author's bot of this name, in play (or retired too, when asked); BotNameError
+        if they have none by it."""
         with self._read() as session:
-            bot = session.exec(
-                select(Bot).where(
-                    Bot.name == name, Bot.author_id == author_id, col(Bot.removed).is_(None)
-                )
-            ).first()
+            query = select(Bot).where(Bot.name == name, Bot.author_id == author_id)
+            if not include_removed:
+                query = query.where(col(Bot.removed).is_(None))
+            bot = session.exec(query).first()
         if bot is None:
             raise BotNameError(name, "is none of your bots")
         return bot

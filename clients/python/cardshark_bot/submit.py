@@ -3,8 +3,10 @@ submissions, retire a bot. It speaks the Submissions service (proto/cardshark/v1
 submissions.proto) with the author key from `cardshark author add`.
 
     cardshark-bot submit DIR --server HOST:PORT --key-file F --name N --game G --command CMD
+                         [--build CMD]
     cardshark-bot mine --server HOST:PORT --key-file F
     cardshark-bot retire NAME --server HOST:PORT --key-file F
+    cardshark-bot log MATCH --bot NAME --server HOST:PORT --key-file F
 
 `submit` prints each state of the submission as it changes and ends with the verdict: exit 0
 accepted, 1 rejected, 2 for bad usage or a refusal before the test (a bad key, archive or
@@ -163,6 +165,34 @@ def _retire(stub: Any, metadata: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def _log(stub: Any, metadata: Any, args: argparse.Namespace) -> int:
+    found = stub.MatchLog(pb.MatchLogRequest(match_id=args.match, bot=args.bot), metadata=metadata)
+    if args.json:
+        shown = {
+            "match_id": found.match_id,
+            "bot": found.bot,
+            "game": found.game,
+            "status": found.status,
+            "seats": list(found.seats),
+            "scores": list(found.scores),
+            "faults": list(found.faults),
+            "stderr": found.stderr,
+        }
+        print(json.dumps(shown, indent=2))
+        return 0
+    seats = ", ".join(map(str, found.seats))
+    scores = " / ".join(map(str, found.scores)) or "none yet"
+    print(f"match {found.match_id} ({found.game}, {found.status}): {found.bot} in seat {seats}")
+    print(f"scores by seat: {scores}")
+    print(f"faults: {len(found.faults)}")
+    for fault in found.faults:
+        print(fault)
+    print("stderr:" if found.stderr else "stderr: (none kept for this match's tournament)")
+    for line in found.stderr.splitlines():
+        print(f"  {line}")
+    return 0
+
+
 def _show(state: pb.Submission, as_json: bool) -> None:
     if as_json:
         print(json.dumps(state_json(state)), flush=True)
@@ -199,7 +229,11 @@ def _parser() -> argparse.ArgumentParser:
     retire = commands.add_parser("retire", help="take one of your bots out of future play")
     retire.add_argument("name", metavar="NAME")
     retire.set_defaults(run=_retire)
-    for command in (submit, mine, retire):
+    log = commands.add_parser("log", help="your bot's faults and stderr in one match")
+    log.add_argument("match", metavar="MATCH", type=int, help="the match's id")
+    log.add_argument("--bot", required=True, help="which of your bots")
+    log.set_defaults(run=_log)
+    for command in (submit, mine, retire, log):
         command.add_argument("--server", default=DEFAULT_SERVER, help="HOST:PORT of the server")
         command.add_argument(
             "--key-file", required=True, help="a file holding your author key (keep it 0600)"

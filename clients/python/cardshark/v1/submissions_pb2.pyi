@@ -89,3 +89,31 @@ class RetireResponse(_message.Message):
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     outcome: str
     def __init__(self, outcome: _Optional[str] = ...) -> None: ...
+
+class MatchLogRequest(_message.Message):
+    __slots__ = ("match_id", "bot")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    bot: str
+    def __init__(self, match_id: _Optional[int] = ..., bot: _Optional[str] = ...) -> None: ...
+
+class MatchLogResponse(_message.Message):
+    __slots__ = ("match_id", "bot", "game", "status", "seats", "scores", "faults", "stderr")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    GAME_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    SCORES_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    match_id: int
+    bot: str
+    game: str
+    status: str
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    scores: _containers.RepeatedScalarFieldContainer[int]
+    faults: _containers.RepeatedScalarFieldContainer[str]
+    stderr: str
+    def __init__(self, match_id: _Optional[int] = ..., bot: _Optional[str] = ..., game: _Optional[str] = ..., status: _Optional[str] = ..., seats: _Optional[_Iterable[int]] = ..., scores: _Optional[_Iterable[int]] = ..., faults: _Optional[_Iterable[str]] = ..., stderr: _Optional[str] = ...) -> None: ...

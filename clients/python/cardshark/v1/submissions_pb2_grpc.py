@@ -55,6 +55,11 @@ class SubmissionsStub:
                 request_serializer=cardshark_dot_v1_dot_submissions__pb2.RetireRequest.SerializeToString,
                 response_deserializer=cardshark_dot_v1_dot_submissions__pb2.RetireResponse.FromString,
                 _registered_method=True)
+        self.MatchLog = channel.unary_unary(
+                '/cardshark.v1.Submissions/MatchLog',
+                request_serializer=cardshark_dot_v1_dot_submissions__pb2.MatchLogRequest.SerializeToString,
+                response_deserializer=cardshark_dot_v1_dot_submissions__pb2.MatchLogResponse.FromString,
+                _registered_method=True)
 
 
 class SubmissionsServicer:
@@ -96,6 +101,14 @@ class SubmissionsServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def MatchLog(self, request, context):
+        """MatchLog shows one of the caller's bots in one match: its seats, the scores, its faults
+        with the request each answered (its own view and the legal actions) and its stderr.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SubmissionsServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -118,6 +131,11 @@ def add_SubmissionsServicer_to_server(servicer, server):
                     servicer.Retire,
                     request_deserializer=cardshark_dot_v1_dot_submissions__pb2.RetireRequest.FromString,
                     response_serializer=cardshark_dot_v1_dot_submissions__pb2.RetireResponse.SerializeToString,
+            ),
+            'MatchLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.MatchLog,
+                    request_deserializer=cardshark_dot_v1_dot_submissions__pb2.MatchLogRequest.FromString,
+                    response_serializer=cardshark_dot_v1_dot_submissions__pb2.MatchLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -229,6 +247,33 @@ class Submissions:
             '/cardshark.v1.Submissions/Retire',
             cardshark_dot_v1_dot_submissions__pb2.RetireRequest.SerializeToString,
             cardshark_dot_v1_dot_submissions__pb2.RetireResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def MatchLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cardshark.v1.Submissions/MatchLog',
+            cardshark_dot_v1_dot_submissions__pb2.MatchLogRequest.SerializeToString,
+            cardshark_dot_v1_dot_submissions__pb2.MatchLogResponse.FromString,
             options,
             channel_credentials,
             insecure,
