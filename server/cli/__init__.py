@@ -76,6 +76,20 @@ def bridge(ctx: typer.Context) -> None:
     raise typer.Exit(bridge_main(list(ctx.args), prog="cardshark bridge"))
 
 
+@app.command(
+    "submit",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def submit(ctx: typer.Context) -> None:
+    """Submit a bot as its author: cardshark submit DIR --key-file F --name N --game G ...
+
+    The same as the kit's `cardshark-bot submit` (its --help lists every option).
+    """
+    from cardshark_bot.submit import main as submit_main
+
+    raise typer.Exit(submit_main(["submit", *ctx.args]))
+
+
 def main() -> None:
     """Entry point of the cardshark command."""
     if sys.argv[1:2] == ["bridge"]:

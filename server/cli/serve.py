@@ -153,9 +153,7 @@ class ServePlan:
         return stopped_by[0] if stopped_by else "shut down"
 
     def _say_where(self, address: str) -> None:
-        admin = (
-            "on" if self.admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
-        )
+        admin = "on" if self.admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
         over = "mutual TLS" if self.tls and self.tls.mutual else "TLS" if self.tls else "plain TCP"
         console.print(
             f"cardshark serving on {address} ({over}); admin service {admin}; submissions on"

@@ -109,16 +109,25 @@ class Served:
         path.chmod(0o600)
         return path
 
-    def kit(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def kit(
+        self, *args: str, command: str = "cardshark_bot.submit"
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "cardshark_bot.submit", *args, "--server", self.address],
+            [sys.executable, "-m", command, *args, "--server", self.address],
             capture_output=True,
             text=True,
             timeout=180,
             cwd=self.tmp,
         )
 
-    def submit(self, key: Path, directory: Path, name: str, *extra: str) -> list[dict[str, object]]:
+    def submit(
+        self,
+        key: Path,
+        directory: Path,
+        name: str,
+        *extra: str,
+        command: str = "cardshark_bot.submit",
+    ) -> list[dict[str, object]]:
         done = self.kit(
             "submit",
             str(directory),
@@ -132,6 +141,7 @@ class Served:
             "python3 bot.py",
             "--json",
             *extra,
+            command=command,
         )
         assert done.returncode in (0, 1), done.stderr
         states = [json.loads(line) for line in done.stdout.splitlines()]
@@ -199,7 +209,10 @@ def test_a_crashing_bot_is_rejected_with_the_request_and_its_stderr(
     served: Served, tmp_path: Path
 ) -> None:
     key = served.author("alice")
-    states = served.submit(key, bot_dir(tmp_path, "crash", CRASHING), "crasher")
+    # `cardshark submit`, on a machine with the server installed, is the kit's submit.
+    states = served.submit(
+        key, bot_dir(tmp_path, "crash", CRASHING), "crasher", command="server.cli"
+    )
     last = states[-1]
     assert last["state"] == "rejected"
     detail = str(last["detail"])
