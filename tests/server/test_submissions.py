@@ -61,34 +61,7 @@ def decide(request):
 
 run(decide, name="two-faced")
 """
-FIRST_LEGAL_CPP = r"""
-#include <iostream>
-#include <string>
-
-// Through the stdio bridge: answer every request with its first legal action.
-static std::string after(const std::string& line, const std::string& key, size_t from) {
-    size_t at = line.find(key, from);
-    if (at == std::string::npos) return "";
-    at += key.size();
-    while (at < line.size() && (line[at] == ' ' || line[at] == '"')) at++;
-    size_t end = at;
-    while (end < line.size() && line[end] != '"' && line[end] != ',' && line[end] != '}') end++;
-    return line.substr(at, end - at);
-}
-
-int main() {
-    std::string line;
-    while (std::getline(std::cin, line)) {
-        size_t request = line.find("\"request\"");
-        if (request == std::string::npos) continue;
-        std::string id = after(line, "\"request_id\":", request);
-        size_t legal = line.find("\"legal_actions\"", request);
-        std::string action = after(line, "\"id\":", legal);
-        std::cout << "{\"request_id\": \"" << id << "\", \"action_id\": \"" << action
-                  << "\"}" << std::endl;
-    }
-}
-"""
+FIRST_LEGAL_CPP = (Path(__file__).parent / "bots" / "first_legal.cpp").read_text()
 BRIDGED = "python3 -m cardshark_bot.bridge -- ./bot"
 
 
