@@ -289,26 +289,31 @@ def test_oversized_and_hostile_archives_are_refused_and_nothing_is_stored(
         assert db.execute("SELECT count(*) FROM bot_archives").fetchone() == (0,)
 
 
-def test_a_server_killed_while_testing_finishes_the_submission_after_restart(
-    served: Served, tmp_path: Path
+@pytest.mark.parametrize("killed_in", ["building", "testing"])
+def test_a_server_killed_mid_verdict_finishes_the_submission_after_restart(
+    served: Served, tmp_path: Path, killed_in: str
 ) -> None:
     key = served.author("erin")
-    source = bot_dir(tmp_path, "src", (EXAMPLES / "knaves_bot.py").read_text())
-    channel, submissions = stub(served.address)
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "bot.cpp").write_text(FIRST_LEGAL_CPP)
     archive = pack_directory(source).data
-    header = pb.SubmitHeader(name="phoenix", games=["knaves"], command="python3 bot.py")
+    header = pb.SubmitHeader(
+        name="phoenix", games=["knaves"], command=BRIDGED, build="g++ -O2 -o bot bot.cpp"
+    )
+    channel, submissions = stub(served.address)
     with channel:
         sent = submissions.Submit(
             iter([pb.SubmitChunk(header=header), pb.SubmitChunk(data=archive)]),
             metadata=auth(key),
         )
         for state in submissions.Watch(pb.WatchRequest(submission_id=sent.id), metadata=auth(key)):
-            if state.state == "testing":
+            if state.state == killed_in:
                 break
     served.stop(signal.SIGKILL)
     with Store(served.url) as store:
-        assert store.submission(sent.id).state == "testing"
-        assert store.list_bots() == []
+        assert store.submission(sent.id).state == killed_in
+        assert store.list_bots() == []  # nothing half stored
     served.proc, served.address = start_serve(tmp_path)
     channel, submissions = stub(served.address)
     with channel:
@@ -316,6 +321,8 @@ def test_a_server_killed_while_testing_finishes_the_submission_after_restart(
     assert states[-1].state == "accepted"
     with Store(served.url) as store:
         assert [b.name for b in store.list_bots()] == ["phoenix"]
+    work = tmp_path / "logs" / "submissions" / "work"
+    assert not work.exists() or list(work.iterdir()) == []  # the killed run's leftovers went
 
 
 def test_the_organizers_limits_refuse_in_one_line_naming_the_limit(tmp_path: Path) -> None:
