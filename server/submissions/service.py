@@ -96,7 +96,7 @@ class SubmissionsService(submissions_pb2_grpc.SubmissionsServicer):
             lambda: self.store.receive_submission(
                 author.id or 0,
                 header.name,
-                [get_game(g).spec.name for g in header.games],
+                list(dict.fromkeys(get_game(g).spec.name for g in header.games)),
                 header.command,
                 header.build or None,
                 archive,
