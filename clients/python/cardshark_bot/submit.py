@@ -115,14 +115,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             else grpc.secure_channel(args.server, credentials)
         )
         with channel:
-            stub = submissions_pb2_grpc.SubmissionsStub(channel)
+            stub = submissions_pb2_grpc.SubmissionsStub(channel)  # type: ignore[no-untyped-call]
             metadata = (("authorization", f"Bearer {key}"),)
             return int(args.run(stub, metadata, args))
     except UsageError as exc:
         print(f"cardshark-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except grpc.RpcError as exc:
-        code, details = exc.code(), exc.details()  # type: ignore[attr-defined]
+        code, details = exc.code(), exc.details()
         print(f"cardshark-bot: {details} ({code.name})", file=sys.stderr)
         return EXIT_UNREACHABLE if code == grpc.StatusCode.UNAVAILABLE else EXIT_USAGE
 
