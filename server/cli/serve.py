@@ -58,6 +58,12 @@ def serve(
     bots_per_author: Annotated[
         int, typer.Option(min=0, help="Bots each author may have in play (0: no limit).")
     ] = SubmissionLimits.bots,
+    build_seconds: Annotated[
+        int, typer.Option(min=1, help="Wall time a submission's build may take.")
+    ] = SubmissionLimits.build_seconds,
+    build_mb: Annotated[
+        int, typer.Option(min=1, help="MiB a submission's build may write.")
+    ] = SubmissionLimits.build_mb,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -78,7 +84,7 @@ def serve(
         fail(str(exc))
     if token_warning is not None:
         errors.print(f"[bold yellow]{token_warning}[/]", highlight=False, soft_wrap=True)
-    limits = SubmissionLimits(submissions_per_hour, bots_per_author)
+    limits = SubmissionLimits(submissions_per_hour, bots_per_author, build_seconds, build_mb)
     with open_store(db, create=True) as store:
         plan = ServePlan(
             store, referee, port, web_port, log_dir, admin_token, limits, referee.tls(),
@@ -109,6 +115,7 @@ class ServePlan:
     async def run(self) -> str:
         """Serve until Ctrl-C or SIGTERM; returns which stopped it."""
         from server.admin import AdminService
+        from server.bots.build import BuildLimits
         from server.play.arena import Arena
         from server.play.tournament import database_authenticator
         from server.submissions.service import SubmissionsService
@@ -130,7 +137,8 @@ class ServePlan:
             transport=self.referee.transport,
         )  # fmt: skip
         admin = AdminService(self.store, arena, self.admin_token)
-        verdicts = Verdicts(self.store, VerdictSettings(self.policy, self.log_dir))
+        build = BuildLimits(time_s=self.limits.build_seconds, write_mb=self.limits.build_mb)
+        verdicts = Verdicts(self.store, VerdictSettings(self.policy, self.log_dir, build=build))
         submissions = SubmissionsService(self.store, verdicts, self.limits)
         arena.services += [admin.add_to, submissions.add_to]
         async with arena:

@@ -49,7 +49,7 @@ class VerdictSettings:
     log_dir: Path
     seed: int = 1
     rotations: int = 1  # each seat this many times per game
-    build_limits: BuildLimits = field(default_factory=BuildLimits)
+    build: BuildLimits = field(default_factory=BuildLimits)
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ class Verdicts:
             return Built(None, None, "")
         await self._set(submission.id, SubmissionState.BUILDING, f"running: {submission.build}")
         result = await build(
-            source, submission.build, built, self.settings.sandbox, self.settings.build_limits
+            source, submission.build, built, self.settings.sandbox, self.settings.build
         )
         if not result.ok:
             detail = f"build failed: {result.reason}\n{result.log.rstrip()}".rstrip()

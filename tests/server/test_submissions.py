@@ -68,11 +68,13 @@ BRIDGED = "python3 -m cardshark_bot.bridge -- ./bot"
 class Served:
     """A running `cardshark serve`, its database, and authors' keys in files."""
 
-    def __init__(self, tmp_path: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, *args: str, url: str | None = None) -> None:
         self.tmp = tmp_path
         self.db = tmp_path / "cs.db"
-        self.url = f"sqlite:///{self.db}"
-        self.proc, self.address = start_serve(tmp_path, *args)
+        self.url = url or f"sqlite:///{self.db}"
+        # A later --db wins over start_serve's SQLite file.
+        self.args = (*args, "--db", url) if url else args
+        self.proc, self.address = start_serve(tmp_path, *self.args)
 
     def author(self, name: str) -> Path:
         with Store(self.url) as store:
@@ -152,9 +154,20 @@ def auth(key: Path) -> tuple[tuple[str, str]]:
     return (("authorization", f"Bearer {key.read_text().strip()}"),)
 
 
+@pytest.fixture
+def served_on(tmp_path: Path, db_url: str) -> Iterator[Served]:
+    """Served on a SQLite file and on PostgreSQL."""
+    server = Served(tmp_path, url=db_url)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def test_an_accepted_submission_plays_the_next_tournament_from_its_stored_code(
-    served: Served, tmp_path: Path
+    served_on: Served, tmp_path: Path
 ) -> None:
+    served = served_on
     key = served.author("alice")
     source = bot_dir(tmp_path, "alpha-src", (EXAMPLES / "knaves_bot.py").read_text())
     states = served.submit(key, source, "alpha")
@@ -314,7 +327,7 @@ def test_a_server_killed_mid_verdict_finishes_the_submission_after_restart(
     with Store(served.url) as store:
         assert store.submission(sent.id).state == killed_in
         assert store.list_bots() == []  # nothing half stored
-    served.proc, served.address = start_serve(tmp_path)
+    served.proc, served.address = start_serve(tmp_path, *served.args)
     channel, submissions = stub(served.address)
     with channel:
         states = list(submissions.Watch(pb.WatchRequest(submission_id=sent.id), metadata=auth(key)))
@@ -415,3 +428,24 @@ def test_an_author_reads_their_bots_faults_and_stderr_in_a_match_and_no_one_else
     for who, bot in ((bob, "sly"), (bob, "r1"), (alice, "r1")):
         refused = served.kit("log", str(match_id), "--bot", bot, "--key-file", str(who))
         assert refused.returncode == 2 and "cheating" not in refused.stdout + refused.stderr
+
+
+def test_a_build_past_the_organizers_time_is_killed_and_rejected_saying_so(
+    tmp_path: Path,
+) -> None:
+    served = Served(tmp_path, "--build-seconds", "2", "--build-mb", "1")
+    try:
+        key = served.author("hal")
+        source = bot_dir(tmp_path, "slow", ILLEGAL)
+        args = ("--key-file", str(key), "--game", "knaves", "--command", BRIDGED, "--json")
+        done = served.kit("submit", str(source), "--name", "slow", "--build", "sleep 30", *args)
+        last = json.loads(done.stdout.splitlines()[-1])
+        assert done.returncode == 1 and last["detail"].startswith(
+            "build failed: timed out after 2 s"
+        )
+        big = "head -c 2000000 /dev/zero > blob"
+        done = served.kit("submit", str(source), "--name", "big", "--build", big, *args)
+        last = json.loads(done.stdout.splitlines()[-1])
+        assert last["detail"].startswith("build failed: wrote more than 1 MiB"), last
+    finally:
+        served.stop()
