@@ -24,9 +24,9 @@ from server.cli.common import (
     log_directory,
     open_store,
     optional_port,
-    parse_options,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
+from server.cli.schedule import Schedule
 from server.transport.tls import TlsConfig
 from tournaments.models import Tournament
 
@@ -198,6 +198,7 @@ def tournament_create(
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if worker is not None and not worker.strip():
         fail("--worker needs a worker's name (its --name)")
+    schedule = Schedule(game, rounds, tables, move_ms, bank_ms, seats, option or [], seed, gauntlet)
     with open_store(db, create=True) as store:
         names = resolve_names(store, names)
         shared = store.engine.dialect.name == "postgresql"
@@ -210,19 +211,7 @@ def tournament_create(
                 f"{'are' if len(remote) > 1 else 'is'} remote (no --command): give --worker "
                 "NAME, the worker they connect to (`cardshark worker --name NAME --port P`)"
             )
-        tournament = store.create_tournament(
-            game,
-            names,
-            seats=seats,
-            options=parse_options(option or []),
-            rounds=rounds,
-            tables=tables,
-            seed=seed,
-            clock_ms=move_ms,
-            bank_ms=bank_ms,
-            format="gauntlet" if gauntlet else "round_robin",
-            worker=worker,
-        )
+        tournament = schedule.create(store, names, worker)
         tid = tournament.id
         assert tid is not None
         indices = [m.schedule_index for m in store.pending_matches(tid)]
