@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from server.match.clocks import (
+    CLOCK_KINDS,
     LAG_PERIOD_S,
     LAG_TOLERANCE_S,
     CgroupCpuMeter,
@@ -32,6 +33,7 @@ def test_the_wall_cap_is_three_times_the_limit_or_half_a_second_more(
 def test_the_heartbeat_checks_every_5_ms_tolerates_2_ms_and_keeps_its_windows() -> None:
     # docs/protocol.md: "a 5 ms heartbeat"; the window (~10 s) and the report's history.
     assert (LAG_PERIOD_S, LAG_TOLERANCE_S) == (0.005, 0.002)
+    assert CLOCK_KINDS == ("cpu", "wall")  # the values of --clock
     lag = LagMonitor(asyncio.new_event_loop())
     assert (lag.samples.maxlen, lag.history.maxlen) == (2000, 200_000)
     lag.loop.close()

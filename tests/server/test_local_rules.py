@@ -167,7 +167,9 @@ def test_a_second_stream_of_a_live_bot_is_refused(
         refused = await read_all(theirs2)
         await second.closed
         assert hub.live(BOT.bot_id) is session
-        assert BOT.bot_id in hub.incidents
+        assert [i.detail for i in hub.incidents[BOT.bot_id]] == [
+            "a second stream from local socket of bot was refused: one is live"
+        ]
         theirs.shutdown(socket.SHUT_WR)
         welcomed = await read_all(theirs)
         theirs.close()
@@ -206,7 +208,7 @@ def test_frames_go_out_with_their_length_and_messages_as_their_bytes() -> None:
 
 
 def test_decisions_in_one_write_all_settle_and_garbage_is_charged_then_the_stream_cut(
-    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async def go(clock: VirtualClock) -> None:
         hub, connection, theirs = await served()
@@ -237,9 +239,12 @@ def test_decisions_in_one_write_all_settle_and_garbage_is_charged_then_the_strea
         await connection.closed
         assert session.closed and hub.live(BOT.bot_id) is None
         assert connection._frames.space().nbytes == 1  # its buffer let go
+        assert await read_all(theirs) == WELCOME  # nothing after: the connection was cut
         theirs.close()
 
-    run_virtual(go, monkeypatch)
+    with caplog.at_level(logging.WARNING, "server.transport.local"):
+        run_virtual(go, monkeypatch)
+    assert said(caplog) == ["closed the stream of bot: a frame length of more than 10 bytes"]
 
 
 class Charges:
@@ -350,6 +355,13 @@ def test_the_read_ahead_is_set_up_on_the_selector_loop_and_off_with_its_switch(
     assert f"local fast path off for bot: {FAST_PATH_ENV}=0" in said(caplog)
 
 
+def test_the_documented_limits_and_switch() -> None:
+    # docs/protocol.md: a bot with 64 MiB queued for it is disconnected; docs/performance.md:
+    # the poll lasts up to 100 µs, CARDSHARK_LOCAL_FAST_PATH=0 turns the read-ahead off.
+    assert local.MAX_UNREAD_BYTES == 64 * 1024 * 1024
+    assert (local.SPIN_S, FAST_PATH_ENV) == (100e-6, "CARDSHARK_LOCAL_FAST_PATH")
+
+
 def test_fast_path_off_says_why() -> None:
     class Bare(asyncio.AbstractEventLoop):
         pass
@@ -407,7 +419,7 @@ def test_idle_is_the_time_to_the_next_timer_none_while_anything_is_due() -> None
         found = loop_wait(loop)
         assert found is not None
         _, idle = found
-        assert idle() == IDLE_WAIT_S  # nothing scheduled
+        assert idle() == IDLE_WAIT_S == 0.1  # nothing scheduled: a tenth of a second at most
         later = loop.call_at(clock.now + 2.0, print)
         assert idle() == 2.0
         clock.advance(2.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -173,62 +174,107 @@ def test_the_fallback_index_is_pinned(seed: int, decision: int, choices: int, in
 # -- a clean match: what every bot is told, and the record ---------------------------------
 
 
-def test_a_clean_match_tells_each_bot_its_seat_clock_seed_and_the_end(
-    monkeypatch: pytest.MonkeyPatch,
+def choosing(seed: int, think_s: float) -> Script:
+    """A bot choosing at random (seeded) after think_s seconds."""
+    rng = random.Random(seed)
+    return lambda request: Move(rng.choice(request.legal_actions).id, think_s)
+
+
+@pytest.mark.parametrize(
+    ("name", "options"), [("knaves", None), ("kansas-city", {"hands": 2, "numbers_public": False})]
+)
+def test_a_clean_match_tells_each_bot_exactly_what_the_engine_says_and_when(
+    name: str, options: dict[str, Any] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    thinks = [0.25, 0.5, 0.125]
-    scripts = [thinking(s) for s in thinks]
+    game = get_game(name)
+    seats = game.spec.default_seats
+    names = [f"bot{seat}" for seat in range(seats)]
+    thinks = [0.25, 0.5, 0.125, 0.0625][:seats]
     clock = ClockSettings(move_ms=1000, bank_ms=700)
-    record, bots, length = knaves(scripts, monkeypatch, clock)
+
+    async def go(time: VirtualClock) -> tuple[MatchRecord, list[Bot], float]:
+        hub = BotHub()
+        bots = connect(hub, [choosing(s, think) for s, think in enumerate(thinks)], names)
+        start = time.now
+        match = MatchRunner(
+            hub, game, "m1", SEED, [b.identity for b in bots], options, clock, LiveMatches()
+        )
+        return await match.run(), bots, time.now - start
+
+    record, bots, length = run_virtual(go, monkeypatch)
+    resolved = game.spec.resolve(options)
     assert record.status == "finished" and record.reason == "" and record.faults == []
+    assert (record.game, record.seed, record.seats, record.match_id) == (name, SEED, names, "m1")
+    assert record.options == dict(resolved) and (options is None or record.options != {})
     assert record.scores == replayed_scores(record)
-    assert record.forfeited == [False] * 3
+    assert record.forfeited == [False] * seats
     assert record.ranks == [1 + sum(o > s for o in record.scores) for s in record.scores]
-    assert (record.game, record.seed, record.seats, record.match_id) == (
-        "knaves",
-        SEED,
-        NAMES,
-        "m1",
-    )
-    # What each bot must have read, in order, from a replay of the record.
-    game = get_game("knaves")
-    state = game.new_match(SEED, 3, {})
-    expected: list[list[str]] = [["match_started"] for _ in range(3)]
-    hand_scores: list[list[int]] = []
+    # What each bot must have read, in order, rebuilt from a replay of the record.
+    state = game.new_match(SEED, seats, resolved)
+    expected: list[list[pb.RefereeMessage]] = [
+        [
+            protocol.match_started(
+                match_id="m1",
+                game_name=name,
+                options=resolved,
+                seat=seat,
+                names=names,
+                move_ms=1000,
+                bank_ms=700,
+            )
+        ]
+        for seat in range(seats)
+    ]
+    asked = [iter(b.requests) for b in bots]
+    hands = second_of_two = 0  # decisions of two legal actions answered with the second
     for index, action in enumerate(record.actions):
         seat = game.to_act(state)
         assert seat is not None
         assert record.move_ms[index] == thinks[seat] * 1000  # exact: virtual time
-        expected[seat].append("request")
-        game.apply(state, next(a for a in game.legal_actions(state) if a.id == action))
-        if game.hands_finished(state) > len(hand_scores):
-            hand_scores.append(game.scores(state))
-            for kinds_of_seat in expected:
-                kinds_of_seat.append("hand_ended")
-    assert len(hand_scores) > 1
+        legal = game.legal_actions(state)
+        request = protocol.decision_request(
+            game_name=name,
+            request_id=next(asked[seat]).request_id,
+            match_id="m1",
+            seat=seat,
+            view=game.view(state, seat),
+            actions=legal,
+            move_ms=1000,
+            bank_ms=700,
+            random_seed=protocol.bot_random_seed(SEED, names, seat),
+        )
+        expected[seat].append(request)
+        second_of_two += len(legal) == 2 and action == legal[1].id
+        game.apply(state, next(a for a in legal if a.id == action))
+        if game.hands_finished(state) > hands:
+            ended = protocol.hand_ended(
+                match_id="m1",
+                hand_number=hands,
+                scores=game.scores(state),
+                record=game.hand_records(state)[hands],
+            )
+            hands += 1
+            for of_seat in expected:
+                of_seat.append(ended)
+    assert hands > 1 and second_of_two > 0
     assert length == pytest.approx(sum(record.move_ms) / 1000)
+    end = protocol.match_ended(
+        match_id="m1",
+        scores=record.scores,
+        ranks=record.ranks,
+        forfeited=[False] * seats,
+        voided=False,
+        reason="",
+    )
     for seat, bot in enumerate(bots):
-        assert kinds(bot) == [*expected[seat], "match_ended"]
-        started = bot.inbox[0].match_started
-        assert (started.match_id, started.game, started.seat) == ("m1", "knaves", seat)
-        assert [(s.seat, s.bot_name) for s in started.seats] == list(enumerate(NAMES))
-        assert (started.clock.move_ms, started.clock.bank_ms) == (1000, 700)
-        seed = protocol.bot_random_seed(SEED, NAMES, seat)
-        for request in bot.requests:
-            assert (request.match_id, request.seat, request.random_seed) == ("m1", seat, seed)
-            assert (request.clock.move_ms, request.clock.bank_ms) == (1000, 700)
+        assert bot.inbox == [*expected[seat], end]
         ids = [r.request_id for r in bot.requests]
         assert len(set(ids)) == len(ids) and min(ids) > 0
-        hands = of_kind(bot, "hand_ended")
-        assert [(h.match_id, h.hand_number) for h in hands] == [
-            ("m1", n) for n in range(len(hand_scores))
-        ]
-        assert [list(h.scores) for h in hands] == hand_scores
-        assert hand_scores[-1] == record.scores
-        (ended,) = of_kind(bot, "match_ended")
-        assert (ended.match_id, ended.voided, ended.reason) == ("m1", False, "")
-        assert list(ended.scores) == record.scores and list(ended.ranks) == record.ranks
-        assert list(ended.forfeited) == [False] * 3
+
+
+def test_a_game_is_refused_a_seat_count_it_does_not_have() -> None:
+    with pytest.raises(ValueError, match="seat"):
+        MatchRunner(BotHub(), get_game("knaves"), "m1", SEED, [BotIdentity("a", "a")] * 2)
 
 
 # -- faults: what each is charged as, with which words, and the seat's forfeit -------------
@@ -350,9 +396,9 @@ def test_a_seat_forfeits_on_the_fault_past_the_limit_and_is_asked_no_more(
 def test_the_bank_pays_the_time_over_the_move_clock_and_a_timeout_empties_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Seat 0: 1.2004 s (bank 1500 -> 1300), 0.5 s (unchanged), silent (timeout after
+    # Seat 0: 1.2000004 s (bank 1500 -> 1300), 0.5 s (unchanged), silent (timeout after
     # 1000 + 1300 ms; bank 0), then 0.9 s: within the move clock, no bank needed.
-    plan = [Move(think_s=1.2004), Move(think_s=0.5), Move(silent=True), Move(think_s=0.9)]
+    plan = [Move(think_s=1.2000004), Move(think_s=0.5), Move(silent=True), Move(think_s=0.9)]
 
     def script(request: pb.DecisionRequest) -> Move:
         return plan.pop(0) if plan else Move()
@@ -373,7 +419,7 @@ def test_the_bank_pays_the_time_over_the_move_clock_and_a_timeout_empties_it(
     assert fault.fallback == legal[fallback_index(SEED, fault.decision, len(legal))]
     assert record.actions[fault.decision] == fault.fallback
     own = [ms for i, ms in enumerate(record.move_ms) if i in seat_decisions(record, 0)]
-    assert own[:5] == [1200.4, 500.0, 2300.0, 900.0, 0.0]
+    assert own[:5] == [1200.0, 500.0, 2300.0, 900.0, 0.0]  # to the microsecond
     (told,) = of_kind(bots[0], "fault")
     assert (told.kind, told.detail, told.faults, told.forfeited) == ("timeout", detail, 1, False)
 
@@ -389,37 +435,54 @@ def seat_decisions(record: MatchRecord, seat: int) -> list[int]:
     return found
 
 
-def test_on_the_cpu_clock_the_bank_pays_only_cpu_and_a_silent_bot_is_cut_at_the_wall_cap(
+def test_on_the_cpu_clock_the_bank_pays_only_cpu_and_never_goes_below_zero(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Seat 0 is a managed bot with a CPU meter: 1.5 s of wall time but 0.25 s of CPU leaves
-    # its bank whole; 0.5 s of wall time with 1.75 s of CPU (threads) takes 750 ms from it...
-    # which its clock would have cut at 1.0 + 1.0 s of CPU: the CPU moves only on the reply.
+    # its bank whole; 0.5 s of wall time with 1.75 s of CPU (threads) takes 750 ms from it;
+    # 0.25 s with 2.5 s of CPU is more than its bank (its meter is read only at a deadline).
     plan = [
         Move(think_s=1.5, cpu_s=0.25),
         Move(think_s=0.5, cpu_s=1.75),
-        Move(silent=True),
+        Move(think_s=0.25, cpu_s=2.5),
     ]
 
     def script(request: pb.DecisionRequest) -> Move:
         return plan.pop(0) if plan else Move()
 
+    record, bots = cpu_match(script, 10.0, monkeypatch)
+    banks = [r.clock.bank_ms for r in bots[0].requests]
+    assert banks[:5] == [1000, 1000, 250, 0, 0]
+    assert record.faults == []
+    own = [record.move_ms[i] for i in seat_decisions(record, 0)]
+    assert own[:3] == [1500.0, 500.0, 250.0]
+
+
+def cpu_match(
+    script: Script, meter_start: float, monkeypatch: pytest.MonkeyPatch
+) -> tuple[MatchRecord, list[Bot]]:
     async def go(time: VirtualClock) -> tuple[MatchRecord, list[Bot]]:
         hub = BotHub(cpu_clocks=True)
-        hub.managed_started("b0", Meter(10.0))
+        hub.managed_started("b0", Meter(meter_start))
         bots = connect(hub, [script, first, first])
         clock = ClockSettings(move_ms=1000, bank_ms=1000)
         return await runner(hub, [b.identity for b in bots], clock).run(), bots
 
-    record, bots = run_virtual(go, monkeypatch)
-    banks = [r.clock.bank_ms for r in bots[0].requests]
-    assert banks[:4] == [1000, 1000, 250, 0]
+    return run_virtual(go, monkeypatch)
+
+
+@pytest.mark.parametrize("meter_start", [0.0, 10.0])
+def test_on_the_cpu_clock_a_silent_bot_is_cut_off_at_the_wall_cap(
+    meter_start: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    silent = [Move(silent=True)]
+    record, bots = cpu_match(lambda r: silent.pop() if silent else Move(), meter_start, monkeypatch)
     (fault,) = record.faults
-    # The CPU never moves while it is silent: cut off at the wall cap, 3 x (1000 + 250) ms.
-    detail = "no reply within 1250 ms (CPU clock; cut off after 3750 ms of wall time)"
+    # The CPU never moves while it is silent: cut off at the wall cap, 3 x (1000 + 1000) ms.
+    detail = "no reply within 2000 ms (CPU clock; cut off after 6000 ms of wall time)"
     assert (fault.kind, fault.detail) == ("timeout", detail)
-    own = [record.move_ms[i] for i in seat_decisions(record, 0)]
-    assert own[:3] == [1500.0, 500.0, 1250.0]
+    assert record.move_ms[fault.decision] == 2000.0
+    assert [r.clock.bank_ms for r in bots[0].requests[:2]] == [1000, 0]
 
 
 # -- a stream that drops: the grace, a new stream, and the forfeit -------------------------
@@ -446,14 +509,15 @@ def test_a_bot_that_does_not_come_back_within_the_grace_forfeits_then(
     assert len(bots[0].requests) == 2 and of_kind(bots[0], "fault") == []  # nobody to tell
 
 
+@pytest.mark.parametrize(("grace", "given_up_at"), [(2.5, 2.5), (0.5, 1.0)])
 def test_a_bot_gone_during_others_turns_is_waited_for_only_the_rest_of_the_grace(
-    monkeypatch: pytest.MonkeyPatch,
+    grace: float, given_up_at: float, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Seat 1 thinks 1 s a move; seat 0's stream drops as seat 1 is asked (right after seat 0
-    # answered): by its own next turn 1 s of its 2.5 s grace is gone.
+    # answered): by its own next turn, at 1 s, 1 s of its grace is gone (0.5 s: all of it).
     async def go(time: VirtualClock) -> tuple[MatchRecord, list[Bot], list[float]]:
         hub = BotHub()
-        bots = connect(hub, [first, lambda r: Move(think_s=1.0), first])
+        bots = connect(hub, [first, first, first])
         start = time.now
         asked_at: list[float] = []
 
@@ -464,16 +528,15 @@ def test_a_bot_gone_during_others_turns_is_waited_for_only_the_rest_of_the_grace
             return Move(think_s=1.0)
 
         bots[1].script = drop_seat_0
-        clock = ClockSettings(move_ms=5000, grace_s=2.5)
+        clock = ClockSettings(move_ms=5000, grace_s=grace)
         record = await runner(hub, [b.identity for b in bots], clock).run()
         return record, bots, asked_at
 
     record, bots, asked_at = run_virtual(go, monkeypatch)
     (fault,) = record.faults
     assert (fault.seat, fault.kind) == (0, "disconnected")
-    # Seat 0 answered at 0, seat 1 was asked at once, seat 2 at 1 s, seat 0 dropped at 0 s
-    # and is given up at 2.5 s: the next request to seat 1 goes out then.
-    assert asked_at[:2] == [0.0, pytest.approx(2.5)]
+    # Seat 1 is asked at 0 and again once seat 0 is given up.
+    assert asked_at[:2] == [0.0, pytest.approx(given_up_at)]
 
 
 def test_a_bot_back_within_the_grace_is_asked_the_same_again_and_plays_on(
