@@ -64,7 +64,7 @@ class Bot(WireBot):
 
     def send(self, msg: Outgoing) -> None:
         """Read the message; answer a request as the script says."""
-        got = self.read(msg)
+        got = self.receive(msg)
         assert self.hub is not None
         self.times.append(self.hub.loop.time())
         if got.WhichOneof("kind") != "request" or self.closed:

@@ -53,7 +53,7 @@ class WireBot(BotSession):
         assert used > len(data) and len(frames) == 1
         return frames[0]
 
-    def read(self, msg: Outgoing) -> pb.RefereeMessage:
+    def receive(self, msg: Outgoing) -> pb.RefereeMessage:
         """What the referee sent, read off the wire as the bot reads it (and kept)."""
         got = pb.RefereeMessage.FromString(self._wire(service.encode_outgoing(msg)))
         self.inbox.append(got)
@@ -70,7 +70,7 @@ class WireBot(BotSession):
 
     def send(self, msg: Outgoing) -> None:
         """Read what the referee sent as the bot would, and answer a request at once."""
-        got = self.read(msg)
+        got = self.receive(msg)
         if got.WhichOneof("kind") != "request" or self.closed:
             return
         request = got.request
