@@ -48,7 +48,7 @@ def meter_file(tmp_path: Path, name: str, text: str) -> Path:
 def test_a_v2_cgroup_is_read_from_usage_usec_in_cpu_stat(tmp_path: Path) -> None:
     path = meter_file(tmp_path, "cpu.stat", "nr_periods 0\nusage_usec 1234567\nuser_usec 9\n")
     meter = CgroupCpuMeter(path)
-    assert meter.read() == 1.234567
+    assert meter.path == path and meter.read() == 1.234567
     with path.open("r+") as f:  # the kernel rewrites it in place: the kept file reads anew
         f.write("usage_usec 2500000\n")
     assert meter.read() == 2.5

@@ -242,9 +242,10 @@ def test_decisions_in_one_write_all_settle_and_garbage_is_charged_then_the_strea
         assert await read_all(theirs) == WELCOME  # nothing after: the connection was cut
         theirs.close()
 
-    with caplog.at_level(logging.WARNING, "server.transport.local"):
+    with caplog.at_level(logging.WARNING):
         run_virtual(go, monkeypatch)
     assert said(caplog) == ["closed the stream of bot: a frame length of more than 10 bytes"]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 class Charges:
@@ -257,6 +258,74 @@ class Charges:
 
     def charge(self, seat: int, kind: str, detail: str, request_id: int, fallback: str) -> None:
         self.charged.append((seat, kind, detail))
+
+
+class Transport:
+    """A write transport that keeps what it is given and counts it as unread."""
+
+    def __init__(self) -> None:
+        self.data = b""
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def get_write_buffer_size(self) -> int:
+        return len(self.data)
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def test_a_stream_is_cut_only_once_more_than_the_limit_is_unread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(local, "MAX_UNREAD_BYTES", 10)
+    transport = Transport()
+    session = LocalSession(BOT)
+    session.transport = transport  # type: ignore[assignment]
+    session.send(b"x" * 9)  # a frame of 10 bytes: at the limit, not past it
+    assert transport.data == b"\x09" + b"x" * 9 and not transport.aborted
+    session.send(b"")
+    assert transport.data.endswith(b"\x00") and transport.aborted
+
+
+def test_nothing_is_written_after_close_even_while_the_queue_still_flushes() -> None:
+    queued = 8 << 20  # more than a socket pair holds: most of it waits in the transport
+
+    async def run() -> bytes:
+        _, session, theirs = await seated()
+        session.send(b"q" * queued)
+        session.close()
+        session.send(b"after")  # dropped: the stream is closed, though not yet flushed
+        got = await read_all(theirs)
+        theirs.close()
+        return got
+
+    assert asyncio.run(run()) == frame(b"q" * queued)
+
+
+def test_a_bot_cut_off_for_garbage_may_connect_again_at_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def go(clock: VirtualClock) -> None:
+        hub, connection, theirs = await served()
+        theirs.sendall(hello())
+        session = await hub.wait_for(BOT.bot_id, 1)
+        assert session is not None
+        connection.buffer_updated(0)  # nothing new: no frame, nothing happens
+        assert not session.closed
+        connection._lost_framing("bad bytes")
+        assert session.closed  # at once, not when the loop reports the socket lost
+        again = LocalSession(BOT)
+        assert hub.attach(again) and hub.live(BOT.bot_id) is again
+        await connection.closed
+        theirs.close()
+
+    with caplog.at_level(logging.WARNING):
+        run_virtual(go, monkeypatch)
+    assert said(caplog) == ["closed the stream of bot: bad bytes"]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_a_flood_of_garbage_closes_the_stream_after_the_allowance(
