@@ -118,6 +118,26 @@ def test_a_bad_first_message_closes_the_socket_without_a_welcome(
     assert said(caplog) == [f"managed bot bot refused on its local socket: {why}"]
 
 
+def test_frames_after_a_refused_hello_are_not_read_even_in_the_same_write(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def go(clock: VirtualClock) -> tuple[bytes, BotHub]:
+        hub, connection, theirs = await served()
+        theirs.sendall(hello("tok2") + hello("tok"))  # a thief's Hello, then the right one
+        got = await read_all(theirs)
+        await connection.closed
+        theirs.close()
+        return got, hub
+
+    with caplog.at_level(logging.WARNING, "server.transport.local"):
+        got, hub = run_virtual(go, monkeypatch)
+    assert got == b"" and BOT.bot_id not in hub.disconnected_at and hub.live(BOT.bot_id) is None
+    assert said(caplog) == [
+        "managed bot bot refused on its local socket: "
+        "a Hello with another bot's token: this socket is not that bot's"
+    ]
+
+
 def test_no_hello_within_ten_seconds_closes_the_socket(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
