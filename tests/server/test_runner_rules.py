@@ -26,7 +26,7 @@ from server.match.live import LiveMatches
 from server.match.records import ClockSettings, Fault, FaultKind, MatchRecord
 from server.match.runner import MatchRunner, fallback_index
 from server.match.sessions import BotIdentity, Outgoing
-from tests.server.test_hub_rules import Meter
+from tests.server.test_hub_rules import Meter, until
 from tests.server.test_seams import WireBot
 from tests.server.virtual_time import VirtualClock, run_virtual
 
@@ -677,8 +677,7 @@ def test_a_cancelled_match_is_voided_and_every_bot_told(
         bots = connect(hub, [first, lambda r: Move(think_s=60), first])
         match = runner(hub, [b.identity for b in bots], ClockSettings(move_ms=100_000), live=lives)
         task = asyncio.ensure_future(match.run())
-        while not bots[1].requests:
-            await asyncio.sleep(0)
+        await until(lambda: bool(bots[1].requests) or task.done())
         assert "m1" in lives and hub.seats_of("b1")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -19,6 +19,9 @@ from server.match import hub, runner
 
 T = TypeVar("T")
 STUCK_S = 5.0  # real seconds a loop with no timer waits for bytes before the test fails
+# Virtual seconds a test may last: past this the code under test is stuck (a heartbeat alone
+# would otherwise jump the clock forever), and the test fails at once.
+VIRTUAL_LIMIT_S = 900.0
 
 
 class VirtualClock:
@@ -46,6 +49,7 @@ class JumpSelector(selectors.BaseSelector):
     def __init__(self, clock: VirtualClock) -> None:
         self.clock = clock
         self.inner = selectors.DefaultSelector()
+        self.end = clock.now + VIRTUAL_LIMIT_S
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         """As the real selector."""
@@ -70,6 +74,8 @@ class JumpSelector(selectors.BaseSelector):
                 raise RuntimeError("the virtual loop has nothing to wait for")
             return events
         self.clock.advance(timeout)
+        if self.clock.now > self.end:
+            raise RuntimeError(f"stuck: {VIRTUAL_LIMIT_S:g} s of virtual time have passed")
         return []
 
     def get_map(self) -> Mapping[Any, selectors.SelectorKey]:
