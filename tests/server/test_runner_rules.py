@@ -46,6 +46,8 @@ class Move:
     silent: bool = False  # no answer at all
     hang_up: bool = False  # the stream drops instead of an answer
     back_after_s: float | None = None  # after a hang-up: a new stream this much later
+    named: bool = False  # the Decision names its match and seat
+    twice: bool = False  # the Decision is sent twice
 
 
 Script = Callable[[pb.DecisionRequest], Move]
@@ -93,8 +95,12 @@ class Bot(WireBot):
         data = move.raw
         if data is None:
             decision = pb.Decision(request_id=request.request_id, action_id=action)
+            if move.named:
+                decision.match_id, decision.seat = request.match_id, request.seat
             data = pb.BotMessage(decision=decision).SerializeToString()
         self.reply(data, move.think_s)
+        if move.twice:
+            self.reply(data, move.think_s)
 
 
 def thinking(seconds: float) -> Script:
@@ -357,6 +363,19 @@ def test_every_wrong_answer_is_charged_with_its_words_and_the_fallback_played(
         game.apply(state, next(a for a in game.legal_actions(state) if a.id == action))
     assert [f.decision for f in faults] == decisions
     assert record.scores == replayed_scores(record)
+
+
+def test_a_reply_naming_its_match_and_seat_counts_and_a_second_one_is_a_duplicate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = ClockSettings(move_ms=1000, fault_limit=1000)
+    named = lambda request: Move(named=True, twice=request.seat == 2)  # noqa: E731
+    record, bots, _ = knaves([named, named, named], monkeypatch, clock)
+    assert record.status == "finished" and not record.faults_of(0) and not record.faults_of(1)
+    duplicates = record.faults_of(2)
+    assert [f.kind for f in duplicates] == ["duplicate"] * len(bots[2].requests)
+    assert [f.request_id for f in duplicates] == [r.request_id for r in bots[2].requests]
+    assert record.forfeited == [False] * 3
 
 
 @pytest.mark.parametrize("limit", [0, 2])
