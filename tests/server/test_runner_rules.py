@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from games.registry import get_game
 from server.codec import protocol
 from server.match.hub import BotHub
 from server.match.limits import cap_text
-from server.match.live import LiveMatches
+from server.match.live import LiveMatch, LiveMatches
 from server.match.records import ClockSettings, Fault, FaultKind, MatchRecord
 from server.match.runner import MatchRunner, fallback_index
 from server.match.sessions import BotIdentity, Outgoing
@@ -187,15 +188,15 @@ def choosing(seed: int, think_s: float) -> Script:
 
 
 @pytest.mark.parametrize(
-    ("name", "options"), [("knaves", None), ("kansas-city", {"hands": 2, "numbers_public": False})]
+    ("name", "options", "seats"),
+    [("knaves", None, 3), ("kansas-city", {"hands": 2, "numbers_public": False}, 5)],
 )
 def test_a_clean_match_tells_each_bot_exactly_what_the_engine_says_and_when(
-    name: str, options: dict[str, Any] | None, monkeypatch: pytest.MonkeyPatch
+    name: str, options: dict[str, Any] | None, seats: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    game = get_game(name)
-    seats = game.spec.default_seats
+    game = get_game(name)  # Kansas City's 5 seats: not its default 4
     names = [f"bot{seat}" for seat in range(seats)]
-    thinks = [0.25, 0.5, 0.125, 0.0625][:seats]
+    thinks = [0.25, 0.5, 0.125, 0.0625, 0.375][:seats]
     clock = ClockSettings(move_ms=1000, bank_ms=700)
 
     async def go(time: VirtualClock) -> tuple[MatchRecord, list[Bot], float]:
@@ -659,7 +660,7 @@ class Breaking:
 
 @pytest.mark.parametrize("at", [0, 55])  # 55: in the second hand
 def test_a_failure_of_the_engine_voids_the_match_with_the_scores_so_far(
-    at: int, monkeypatch: pytest.MonkeyPatch
+    at: int, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = Breaking(at)
 
@@ -670,7 +671,10 @@ def test_a_failure_of_the_engine_voids_the_match_with_the_scores_so_far(
         match = runner(hub, [b.identity for b in bots], ClockSettings(), game=game, live=lives)
         return await match.run(), bots, hub, lives
 
-    record, bots, hub, lives = run_virtual(go, monkeypatch)
+    with caplog.at_level(logging.ERROR, "server.match.runner"):
+        record, bots, hub, lives = run_virtual(go, monkeypatch)
+    (logged,) = [r for r in caplog.records if r.name == "server.match.runner"]
+    assert logged.getMessage() == "match m1 voided" and logged.exc_info is not None
     reason = (
         "server error: ValueError('no deal')" if at == 0 else "server error: RuntimeError('boom')"
     )
@@ -714,15 +718,22 @@ def test_a_cancelled_match_is_voided_and_every_bot_told(
 
 
 def test_watchers_are_told_of_every_step_and_the_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    watched: list[LiveMatch] = []
+
     async def go(time: VirtualClock) -> tuple[MatchRecord, list[int]]:
         hub, lives = BotHub(), LiveMatches()
-        bots = connect(hub, [lambda r: Move(think_s=0.01)] * 3)
-        match = runner(hub, [b.identity for b in bots], ClockSettings(), live=lives)
+        # Five seats (not Kansas City's default four) and options: the spectator needs both.
+        names = [f"bot{seat}" for seat in range(5)]
+        bots = connect(hub, [lambda r: Move(think_s=0.01)] * 5, names)
+        options = {"hands": 1, "numbers_public": False}
+        game, ids = get_game("kansas-city"), [b.identity for b in bots]
+        match = MatchRunner(hub, game, "m1", SEED, ids, options, ClockSettings(), lives)
         task = asyncio.ensure_future(match.run())
         await asyncio.sleep(0)
         seen: list[int] = []
         with lives.watch("m1") as live:
             assert live is match.live
+            watched.append(live)
             while not live.over:
                 await live.next_change().wait()
                 seen.append(len(live.actions))
@@ -730,3 +741,9 @@ def test_watchers_are_told_of_every_step_and_the_end(monkeypatch: pytest.MonkeyP
 
     record, seen = run_virtual(go, monkeypatch)
     assert seen == list(range(1, len(record.actions) + 1))  # the last wake sees it over
+    # What a spectator replays from: the engine, deal, seats and options of the match.
+    live = watched[0]
+    assert live.actions == record.actions and live.over
+    assert (live.seats, dict(live.options)) == (5, record.options) and record.options["hands"] == 1
+    state = live.game.replay(live.seed, live.seats, live.options, live.actions)
+    assert list(live.game.result(state).scores) == record.scores
