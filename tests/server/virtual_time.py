@@ -22,6 +22,7 @@ STUCK_S = 5.0  # real seconds a loop with no timer waits for bytes before the te
 # Virtual seconds a test may last: past this the code under test is stuck (a heartbeat alone
 # would otherwise jump the clock forever), and the test fails at once.
 VIRTUAL_LIMIT_S = 900.0
+MAX_TURNS = 2_000_000  # turns of the loop a test may take: more is a loop spinning in place
 
 
 class VirtualClock:
@@ -50,6 +51,7 @@ class JumpSelector(selectors.BaseSelector):
         self.clock = clock
         self.inner = selectors.DefaultSelector()
         self.end = clock.now + VIRTUAL_LIMIT_S
+        self.turns = 0
 
     def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
         """As the real selector."""
@@ -65,6 +67,9 @@ class JumpSelector(selectors.BaseSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         """Ready descriptors now; if none, the clock jumps by timeout (no real wait)."""
+        self.turns += 1
+        if self.turns > MAX_TURNS:
+            raise RuntimeError(f"stuck: {MAX_TURNS} turns of the loop")
         events = self.inner.select(0)
         if events or (timeout is not None and timeout <= 0):
             return events
