@@ -32,7 +32,7 @@ from tournaments.ratings import (
     placements,
 )
 from tournaments.schedule import round_robin
-from tournaments.store import FinishedMatch, Store, hash_token, new_token
+from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store, hash_token, new_token
 
 GAME = "knaves"  # 3 seats
 
@@ -571,3 +571,130 @@ def test_a_cancelled_tournament_stays_cancelled_when_its_last_running_match_fini
     store.record_result(last.id, [SeatOutcome(2), SeatOutcome(1), SeatOutcome(0)])
     assert store.get_tournament(t.id).status == TournamentStatus.CANCELLED.value
     assert store.tournament_status(t.id).finished == 6  # the result itself is kept
+
+
+def test_load_voids_count_the_load_voids_of_each_tournament_of_the_game(store: Store) -> None:
+    add_bots(store, 3)
+    names = ["bot-0", "bot-1", "bot-2"]
+    first = store.create_tournament(GAME, names, seed=1)
+    second = store.create_tournament(GAME, names, seed=2)
+    other = store.create_tournament("kill", names, seats=3, seed=3)
+    assert first.id is not None and second.id is not None and other.id is not None
+    assert store.load_voids(GAME) == {}
+
+    def void(tournament_id: int, reason: str) -> None:
+        match = store.pending_matches(tournament_id)[0]
+        assert match.id is not None
+        store.void_match(match.id, reason)
+
+    void(first.id, f"{LOAD_VOID_PREFIX} timeouts of 2 bots")
+    void(first.id, f"{LOAD_VOID_PREFIX} the host stalled")
+    void(first.id, "referee lost the bot's stream")  # not the load's
+    void(second.id, "referee lost the bot's stream")
+    void(other.id, f"{LOAD_VOID_PREFIX} timeouts of 3 bots")
+    assert store.load_voids(GAME) == {first.id: 2}
+    assert store.load_voids("kill") == {other.id: 1}
+    assert store.load_voids("knives") == {}
+
+
+def test_a_void_keeps_its_record_and_time_and_the_replay_its_place(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, rounds=2, seed=8)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[7]  # round 1, table 0, rotation 1
+    assert m.id is not None and (m.round, m.table_index, m.rotation) == (1, 0, 1)
+    again = store.void_match(m.id, "referee crashed", record={"faults": [], "actions": ["x"]})
+    voided = store.get_match(m.id)
+    assert voided.record == {"faults": [], "actions": ["x"]}
+    assert voided.finished is not None and voided.finished.tzinfo is not None
+    assert again.id is not None
+    replay = store.get_match(again.id)
+    assert (replay.tournament_id, replay.round, replay.table_index, replay.rotation) == (
+        t.id,
+        1,
+        0,
+        1,
+    )
+    assert (replay.record, replay.result, replay.finished, replay.started) == (None,) * 4
+    # The replay is voided in its turn: the third attempt follows it.
+    third = store.void_match(again.id, "referee crashed again")
+    assert (third.schedule_index, third.attempt) == (m.schedule_index, 2)
+    assert [x.attempt for x in store.matches(t.id) if x.schedule_index == m.schedule_index] == [
+        0,
+        1,
+        2,
+    ]
+    assert [x.id for x in store.matches(t.id, include_voided=False)].count(third.id) == 1
+    assert m.id not in [x.id for x in store.matches(t.id, include_voided=False)]
+    assert len(store.matches(t.id, include_voided=False)) == 12
+    with pytest.raises(MatchStateError, match="voided"):
+        store.void_match(m.id, "twice")
+    with pytest.raises(UnknownMatchError):
+        store.void_match(10_000, "no such match")
+
+
+def test_starting_a_match_marks_it_and_its_tournament_running(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    other = store.create_tournament(GAME, ids, seed=9)
+    assert t.id is not None and other.id is not None
+    m = store.pending_matches(t.id)[2]
+    assert m.id is not None
+    started = store.start_match(m.id)
+    assert (started.id, started.status) == (m.id, "running")
+    stored = store.get_match(m.id)
+    assert stored.status == "running" and stored.started == started.started
+    assert stored.started is not None and stored.finished is None
+    assert [x.status for x in store.matches(t.id)].count("running") == 1
+    assert store.get_tournament(t.id).status == "running"
+    assert store.get_tournament(other.id).status == "pending"
+    # A cancelled tournament is not made running again by a match that starts.
+    store.set_tournament_status(t.id, TournamentStatus.CANCELLED)
+    n = store.pending_matches(t.id)[0]
+    assert n.id is not None
+    store.start_match(n.id)
+    assert store.get_tournament(t.id).status == "cancelled"
+    with pytest.raises(UnknownMatchError):
+        store.start_match(10_000)
+
+
+def test_a_finished_match_is_recorded_from_its_committed_form_with_every_field(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+    outcomes = (SeatOutcome(4, 0), SeatOutcome(9, 2), SeatOutcome(-1, 1, True))
+    done = store.record(FinishedMatch(m.id, outcomes, {"actions": ["a"], "faults": []}))
+    assert done.id == m.id and done.status == "finished"
+    detail = store.match_detail(m.id)
+    assert detail.match.status == "finished" and detail.match.finished is not None
+    assert detail.match.result == {
+        "scores": [4.0, 9.0, -1.0],
+        "ranks": [2, 1, 3],
+        "faults": [0, 2, 1],
+        "forfeited": [False, False, True],
+    }
+    assert detail.match.record == {"actions": ["a"], "faults": []}
+    assert detail.tournament.id == t.id and detail.tournament.game == GAME
+    assert [
+        (s.seat, s.bot_id, s.score, s.rank, s.faults, s.forfeited) for s in detail.seat_results
+    ] == [
+        (0, m.seats[0], 4.0, 2, 0, False),
+        (1, m.seats[1], 9.0, 1, 2, False),
+        (2, m.seats[2], -1.0, 3, 1, True),
+    ]
+    assert detail.seat_results == store.seat_results(m.id)
+    assert detail.bot_names == {b: f"bot-{ids.index(b)}" for b in m.seats}
+    # Without a record the match keeps none; the other matches have no seat rows yet.
+    n = store.pending_matches(t.id)[0]
+    assert n.id is not None
+    store.record(FinishedMatch(n.id, (SeatOutcome(1), SeatOutcome(1), SeatOutcome(1))))
+    assert store.get_match(n.id).record is None
+    assert store.seat_results(store.pending_matches(t.id)[0].id or 0) == []
+    with pytest.raises(UnknownMatchError):
+        store.match_detail(10_000)
+    with pytest.raises(ResultError, match="SeatOutcome"):
+        store.record_result(n.id, [1, 2, 3])  # type: ignore[list-item]
