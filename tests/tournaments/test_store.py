@@ -627,8 +627,10 @@ def test_a_void_keeps_its_record_and_time_and_the_replay_its_place(store: Store)
     assert [x.id for x in store.matches(t.id, include_voided=False)].count(third.id) == 1
     assert m.id not in [x.id for x in store.matches(t.id, include_voided=False)]
     assert len(store.matches(t.id, include_voided=False)) == 12
-    with pytest.raises(MatchStateError, match="voided"):
+    with pytest.raises(MatchStateError, match=f"^cannot void match {m.id}: it is voided$"):
         store.void_match(m.id, "twice")
+    with pytest.raises(MatchStateError, match=f"^cannot start match {m.id}: it is voided$"):
+        store.start_match(m.id)
     with pytest.raises(UnknownMatchError):
         store.void_match(10_000, "no such match")
 
@@ -698,3 +700,19 @@ def test_a_finished_match_is_recorded_from_its_committed_form_with_every_field(
         store.match_detail(10_000)
     with pytest.raises(ResultError, match="SeatOutcome"):
         store.record_result(n.id, [1, 2, 3])  # type: ignore[list-item]
+
+
+def test_seat_rows_come_back_by_seat_whatever_order_they_were_written_in(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    m = store.pending_matches(t.id)[0]
+    assert m.id is not None
+    with Session(store.engine) as session:
+        for seat in (2, 0, 1):
+            bot = m.seats[seat]
+            session.add(SeatResult(match_id=m.id, seat=seat, bot_id=bot, score=seat, rank=3 - seat))
+        session.commit()
+    assert [(s.seat, s.bot_id) for s in store.seat_results(m.id)] == list(enumerate(m.seats))
+    detail = store.match_detail(m.id)
+    assert [(s.seat, s.bot_id) for s in detail.seat_results] == list(enumerate(m.seats))
