@@ -716,3 +716,53 @@ def test_seat_rows_come_back_by_seat_whatever_order_they_were_written_in(store: 
     assert [(s.seat, s.bot_id) for s in store.seat_results(m.id)] == list(enumerate(m.seats))
     detail = store.match_detail(m.id)
     assert [(s.seat, s.bot_id) for s in detail.seat_results] == list(enumerate(m.seats))
+
+
+def test_a_found_match_reads_as_json_with_names_scores_faults_and_void_reason(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, rounds=2, seed=8)
+    assert t.id is not None
+    played, voided = store.pending_matches(t.id)[4:6]
+    assert played.id is not None and voided.id is not None
+    names = [f"bot-{ids.index(b)}" for b in played.seats]
+    faults = [{"seat": 2, "kind": "timeout"}, {"seat": 2, "kind": "illegal_action"}]
+    store.record_result(
+        played.id,
+        [SeatOutcome(7), SeatOutcome(-2.5), SeatOutcome(0, 2, True)],
+        record={"faults": faults},
+    )
+    store.void_match(voided.id, "referee crashed", record={"faults": [faults[0]]})
+    finished_at = store.get_match(played.id).finished
+    assert finished_at is not None
+
+    found = store.find_matches(tournament_id=t.id, statuses=["finished", "voided"])
+    assert [s.id for s in found] == [voided.id, played.id]
+    assert found[1].to_json() == {
+        "id": played.id,
+        "tournament": t.id,
+        "game": GAME,
+        "status": "finished",
+        "round": played.round,
+        "table": played.table_index,
+        "rotation": played.rotation,
+        "attempt": 0,
+        "seats": names,
+        "scores": [7.0, -2.5, 0.0],
+        "faults": [0, 0, 2],
+        "fault_kinds": [{}, {}, {"timeout": 1, "illegal_action": 1}],
+        "void_reason": None,
+        "finished": finished_at.isoformat(),
+    }
+    void = found[0].to_json()
+    assert (void["status"], void["scores"], void["void_reason"]) == (
+        "voided",
+        None,
+        "referee crashed",
+    )
+    assert (void["faults"], void["fault_kinds"]) == ([0, 0, 1], [{}, {}, {"timeout": 1}])
+    assert void["round"] == voided.round and void["rotation"] == voided.rotation
+    assert [s.id for s in store.find_matches(tournament_id=t.id, statuses=["voided"])] == [
+        voided.id
+    ]
