@@ -20,10 +20,19 @@ from tournaments.errors import (
     NotEnoughEntrantsError,
     ResultError,
     ScheduleError,
+    TournamentError,
     UnknownBotError,
     UnknownMatchError,
 )
-from tournaments.models import Bot, BotRating, Match, RatingHistory, SeatResult, TournamentStatus
+from tournaments.models import (
+    Bot,
+    BotArchive,
+    BotRating,
+    Match,
+    RatingHistory,
+    SeatResult,
+    TournamentStatus,
+)
 from tournaments.ratings import (
     Rating,
     SeatOutcome,
@@ -766,3 +775,48 @@ def test_a_found_match_reads_as_json_with_names_scores_faults_and_void_reason(
     assert [s.id for s in store.find_matches(tournament_id=t.id, statuses=["voided"])] == [
         voided.id
     ]
+
+
+def test_pinning_moves_a_tournament_to_a_worker_with_its_jobs_in_one_write(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    seen: list[str | None] = []
+
+    def along(conn: Any) -> int:
+        seen.append(conn.exec_driver_sql("SELECT worker FROM tournaments").scalar())
+        return 4
+
+    pinned, moved = store.pin_tournament(t.id, "w1", along)
+    assert (pinned.worker, moved, seen) == ("w1", 4, ["w1"])  # along sees the pin
+    assert store.get_tournament(t.id).worker == "w1"
+    unpinned, _ = store.pin_tournament(t.id, None, along)
+    assert unpinned.worker is None and store.get_tournament(t.id).worker is None
+    for status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+        store.set_tournament_status(t.id, status)
+        with pytest.raises(TournamentError, match=f"^tournament {t.id} is {status.value}: "):
+            store.pin_tournament(t.id, "w2", along)
+        assert store.get_tournament(t.id).worker is None
+    assert len(seen) == 2
+
+
+def test_updating_a_bot_keeps_its_token_and_drops_code_no_bot_uses(store: Store) -> None:
+    def archive(digest: str) -> BotArchive:
+        return BotArchive(digest=digest * 64, data=digest.encode(), size=1)
+
+    bot, token = store.add_bot("alpha", command="run a", archive=archive("a"))
+    store.add_bot("bravo", command="run b", archive=archive("b"))
+    changed = store.update_bot("alpha", command="run a2")
+    assert (changed.command, changed.code_digest) == ("run a2", "a" * 64)
+    assert store.bot_archive("a" * 64) == b"a"
+    changed = store.update_bot(bot.id or 0, archive=archive("b"))  # the code bravo has
+    assert (changed.command, changed.code_digest) == ("run a2", "b" * 64)
+    assert store.bot_archive("a" * 64) is None  # no bot uses it any more
+    assert store.bot_archive("b" * 64) == b"b"
+    found = store.find_bot_by_token(token)
+    assert found is not None and found.code_digest == "b" * 64
+    store.update_bot("alpha", archive=archive("c"))
+    assert store.bot_archive("b" * 64) == b"b"  # bravo still uses it
+    assert store.get_bot("bravo").code_digest == "b" * 64
+    with pytest.raises(UnknownBotError):
+        store.update_bot("nobody", command="x")
