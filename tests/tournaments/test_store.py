@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, col, func, select
 
+from games.registry import get_game
 from tournaments import store as store_module
 from tournaments.committer import OrderedCommitter
 from tournaments.errors import (
@@ -40,7 +41,7 @@ from tournaments.ratings import (
     apply_set,
     placements,
 )
-from tournaments.schedule import round_robin
+from tournaments.schedule import gauntlet, round_robin
 from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store, hash_token, new_token
 
 GAME = "knaves"  # 3 seats
@@ -820,3 +821,106 @@ def test_updating_a_bot_keeps_its_token_and_drops_code_no_bot_uses(store: Store)
     assert store.get_bot("bravo").code_digest == "b" * 64
     with pytest.raises(UnknownBotError):
         store.update_bot("nobody", command="x")
+
+
+def test_create_tournament_stores_every_setting_it_is_given(store: Store) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(
+        "kill",
+        ["bot-2", ids[0], "bot-1", "bot-3"],
+        seats=3,
+        options={"target": 26},
+        tables=3,
+        seed=5,
+        clock_ms=250,
+        bank_ms=100,
+        name="cup",
+        worker="w1",
+    )
+    assert t.id is not None
+    stored = store.get_tournament(t.id)
+    assert (stored.name, stored.game, stored.format, stored.worker) == (
+        "cup",
+        "kill",
+        "round_robin",
+        "w1",
+    )
+    assert stored.options == {**get_game("kill").spec.defaults(), "target": 26}
+    assert get_game("kill").spec.defaults()["target"] == 21
+    assert (stored.seats, stored.tables, stored.clock_ms, stored.bank_ms) == (3, 3, 250, 100)
+    assert stored.trueskill == TrueSkillSettings()
+    order = [ids[2], ids[0], ids[1], ids[3]]
+    assert [b.id for b in store.tournament_entrants(t.id)] == order
+    expected = round_robin(order, 3, seed=5, rounds=1, tables=3)
+    assert [(m.table_index, tuple(m.seats)) for m in store.matches(t.id)] == [
+        (e.table, e.seats) for e in expected
+    ]
+    assert {m.attempt for m in store.matches(t.id)} == {0}
+    # The game's own move clock when none is given; a seed is drawn when none is given.
+    knaves = store.create_tournament(GAME, ids[:3])
+    assert knaves.clock_ms == 1000 and knaves.bank_ms == 0 and knaves.name is None
+    assert 0 <= knaves.seed < 2**53 and knaves.worker is None and knaves.tables is None
+    assert [x.id for x in store.list_tournaments(game="kill")] == [t.id]
+    assert [x.id for x in store.list_tournaments(game=GAME)] == [knaves.id]
+    assert [x.id for x in store.list_tournaments()] == [knaves.id, t.id]
+
+
+def test_a_gauntlet_is_stored_as_the_gauntlet_schedule(store: Store) -> None:
+    ids = add_bots(store, 5)
+    t = store.create_tournament(GAME, ids, format="gauntlet", rounds=2, seed=6)
+    assert t.id is not None and store.get_tournament(t.id).format == "gauntlet"
+    expected = gauntlet(ids, 3, seed=6, rounds=2)
+    assert [
+        (m.schedule_index, m.round, m.table_index, m.rotation, m.seed, tuple(m.seats))
+        for m in store.matches(t.id)
+    ] == [(e.index, e.round, e.table, e.rotation, e.seed, e.seats) for e in expected]
+
+
+def test_create_tournament_refuses_bad_settings_before_writing(store: Store) -> None:
+    ids = add_bots(store, 4)
+    with pytest.raises(
+        ScheduleError, match="^unknown format 'swiss'; formats: round_robin, gauntlet$"
+    ):
+        store.create_tournament(GAME, ids, format="swiss")
+    with pytest.raises(
+        ScheduleError, match="^a gauntlet plays every table; --tables is for round robins$"
+    ):
+        store.create_tournament(GAME, ids, format="gauntlet", tables=2)
+    with pytest.raises(ResultError, match=r"^clock_ms must be > 0 and bank_ms >= 0 \(got 0, 0\)$"):
+        store.create_tournament(GAME, ids, clock_ms=0)
+    with pytest.raises(ResultError, match=r"\(got 1000, -1\)$"):
+        store.create_tournament(GAME, ids, bank_ms=-1)
+    assert store.list_tournaments() == []
+    # The edges are allowed: a 1 ms clock and no bank.
+    edge = store.create_tournament(GAME, ids, clock_ms=1, bank_ms=0)
+    assert (edge.clock_ms, edge.bank_ms) == (1, 0)
+
+
+def test_progress_counts_every_status_and_says_what_is_resumable(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    first, second, third, *_ = store.pending_matches(t.id)
+    assert first.id is not None and second.id is not None and third.id is not None
+    store.record_result(first.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+    store.start_match(second.id)
+    store.void_match(third.id, "crash")
+    progress = store.tournament_status(t.id)
+    assert progress.counts == {"pending": 4, "running": 1, "finished": 1, "voided": 1}
+    assert (progress.scheduled, progress.finished) == (6, 1)
+    assert progress.progress == pytest.approx(1 / 6)
+    assert progress.tournament.id == t.id and progress.resumable
+    resumable = {}
+    for status in TournamentStatus:
+        store.set_tournament_status(t.id, status)
+        assert store.get_tournament(t.id).status == status.value
+        resumable[status.value] = store.tournament_status(t.id).resumable
+    assert resumable == {
+        "pending": True,
+        "running": True,
+        "finished": False,
+        "cancelled": False,
+        "interrupted": True,
+    }
+    empty = store_module.TournamentProgress(store.get_tournament(t.id), {}, 0, 0)
+    assert empty.progress == 1.0
