@@ -24,8 +24,10 @@ from tournaments.errors import (
     TournamentError,
     UnknownBotError,
     UnknownMatchError,
+    UnknownTournamentError,
 )
 from tournaments.models import (
+    HOUSE_AUTHOR,
     Bot,
     BotArchive,
     BotRating,
@@ -924,3 +926,65 @@ def test_progress_counts_every_status_and_says_what_is_resumable(store: Store) -
     }
     empty = store_module.TournamentProgress(store.get_tournament(t.id), {}, 0, 0)
     assert empty.progress == 1.0
+
+
+def test_a_match_search_filters_by_tournament_game_and_bot_across_batches(store: Store) -> None:
+    ids = add_bots(store, 5)
+    big = store.create_tournament(GAME, ids, rounds=2, seed=1)  # 120 matches
+    small = store.create_tournament("kill", ids[:3], seats=3, seed=2)  # 6
+    third = store.create_tournament(GAME, ids[1:4], rounds=15, seed=3)  # 90
+    assert big.id is not None and small.id is not None and third.id is not None
+
+    def found(**filters: Any) -> list[int | None]:
+        return [m.id for m in store.find_matches(limit=1000, **filters)]
+
+    def newest_first(*tournaments: int) -> list[int | None]:
+        rows = [m for t in tournaments for m in store.matches(t)]
+        return sorted((m.id for m in rows), key=lambda i: -(i or 0))
+
+    assert found() == newest_first(big.id, small.id, third.id)  # 216: two batches
+    assert found(tournament_id=big.id) == newest_first(big.id)
+    assert found(game="kill") == newest_first(small.id)
+    assert found(game=GAME, tournament_id=third.id) == newest_first(third.id)
+    with_4 = [m.id for m in store.matches(big.id) if ids[4] in m.seats]
+    assert found(bot="bot-4") == sorted(with_4, key=lambda i: -(i or 0))
+    assert found(bot=ids[0], game="kill") == newest_first(small.id)
+    assert found(statuses=["finished"]) == []
+    assert len(store.find_matches()) == 50
+    assert [m.id for m in store.find_matches(limit=3)] == found()[:3]
+    summaries = store.find_matches(tournament_id=small.id)
+    assert {s.game for s in summaries} == {"kill"} and {s.tournament_id for s in summaries} == {
+        small.id
+    }
+    assert all(s.seats == tuple(f"bot-{ids.index(b)}" for b in s.bot_ids) for s in summaries)
+    with pytest.raises(UnknownTournamentError):
+        store.find_matches(tournament_id=10_000)
+
+
+def test_a_bot_profile_has_its_ratings_by_game_tournaments_author_and_latest_matches(
+    store: Store,
+) -> None:
+    store.add_author("ann")
+    store.add_bot("alpha", author="ann")
+    ids = [store.get_bot("alpha").id or 0, *add_bots(store, 2)]
+    knaves = store.create_tournament(GAME, ids, seed=1)
+    kill = store.create_tournament("kill", ids, seats=3, seed=2)
+    assert knaves.id is not None and kill.id is not None
+    played = []
+    for t in (knaves.id, kill.id):
+        m = store.pending_matches(t)[0]
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+        played.append(m.id)
+    profile = store.bot_profile("alpha")
+    assert profile.author == "ann" and profile.bot.name == "alpha"
+    assert [(r.game, r.matches) for r in profile.ratings] == [("kill", 1), (GAME, 1)]
+    assert profile.tournaments == 2
+    assert [m.id for m in profile.recent] == played[::-1]
+    assert [m.id for m in store.bot_profile(ids[0], recent=1).recent] == played[1:]
+    assert store.bot_profile("alpha", recent=0).recent == []
+    house = store.bot_profile("bot-0")
+    assert house.author == HOUSE_AUTHOR and house.tournaments == 2 and house.faults == {}
+    store.add_bot("idle")
+    idle = store.bot_profile("idle")
+    assert (idle.ratings, idle.tournaments, idle.recent) == ([], 0, [])
