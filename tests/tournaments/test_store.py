@@ -988,3 +988,41 @@ def test_a_bot_profile_has_its_ratings_by_game_tournaments_author_and_latest_mat
     store.add_bot("idle")
     idle = store.bot_profile("idle")
     assert (idle.ratings, idle.tournaments, idle.recent) == ([], 0, [])
+
+
+def test_rating_history_of_one_bot_by_name_or_id_retired_or_not(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    for m in store.pending_matches(t.id):
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    every = store.rating_history(GAME)
+    assert len(every) == 3 and {h.bot_id for h in every} == set(ids)
+    assert [h.id for h in store.rating_history(GAME, "bot-1")] == [
+        h.id for h in every if h.bot_id == ids[1]
+    ]
+    assert store.remove_bot("bot-1") == "retired"
+    assert [h.bot_id for h in store.rating_history(GAME, ids[1])] == [ids[1]]
+    assert store.rating_history("kill") == [] and store.rating_history("kill", "bot-0") == []
+    with pytest.raises(UnknownBotError):
+        store.rating_history(GAME, "nobody")
+
+
+def test_a_rating_without_matches_has_a_mean_score_of_zero(store: Store) -> None:
+    ids = add_bots(store, 2)
+    with Session(store.engine) as session:
+        session.add(BotRating(bot_id=ids[0], game=GAME, mu=25.0, sigma=2.0, matches=0))
+        session.add(
+            BotRating(bot_id=ids[1], game=GAME, mu=20.0, sigma=2.0, matches=4, score_sum=-6.0)
+        )
+        session.commit()
+    rows = store.rankings(GAME)
+    assert [(r.rank, r.bot, r.bot_id, r.matches, r.mean_score) for r in rows] == [
+        (1, "bot-0", ids[0], 0, 0.0),
+        (2, "bot-1", ids[1], 4, -1.5),
+    ]
+    assert [(r.mu, r.sigma, r.conservative, r.faults) for r in rows] == [
+        (25.0, 2.0, 19.0, 0),
+        (20.0, 2.0, 14.0, 0),
+    ]
