@@ -1026,3 +1026,26 @@ def test_a_rating_without_matches_has_a_mean_score_of_zero(store: Store) -> None
         (25.0, 2.0, 19.0, 0),
         (20.0, 2.0, 14.0, 0),
     ]
+
+
+def test_recording_rates_with_the_tournaments_own_trueskill_settings(store: Store) -> None:
+    ids = add_bots(store, 3)
+    settings = TrueSkillSettings(mu=40.0, sigma=6.0, beta=5.0, tau=0.2, draw_probability=0.3)
+    t = store.create_tournament(GAME, ids, seed=8, trueskill=settings)
+    assert t.id is not None
+    first, *rest = store.pending_matches(t.id)
+    assert first.id is not None
+    store.record_result(first.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    # Counted, not yet rated: each bot starts at the tournament's prior, not the default one.
+    assert {b: (r[0], r[1]) for b, r in rating_numbers(store).items()} == {
+        b: (40.0, 6.0) for b in ids
+    }
+    played = [(first.seats, (1, 2, 3))]
+    for m in rest:
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(1), SeatOutcome(1), SeatOutcome(0)])
+        played.append((m.seats, (1, 1, 3)))
+    expected = {c.bot_id: (c.after.mu, c.after.sigma) for c in apply_set(settings, {}, played)}
+    assert {b: (r[0], r[1]) for b, r in rating_numbers(store).items()} == expected
+    default = apply_set(TrueSkillSettings(mu=40.0, sigma=6.0, beta=5.0, tau=0.2), {}, played)
+    assert expected != {c.bot_id: (c.after.mu, c.after.sigma) for c in default}
