@@ -639,6 +639,9 @@ def test_a_void_keeps_its_record_and_time_and_the_replay_its_place(store: Store)
     assert [x.id for x in store.matches(t.id, include_voided=False)].count(third.id) == 1
     assert m.id not in [x.id for x in store.matches(t.id, include_voided=False)]
     assert len(store.matches(t.id, include_voided=False)) == 12
+    # In schedule order, attempts in order: the replays sit where their match was scheduled.
+    order = [(x.schedule_index, x.attempt) for x in store.matches(t.id)]
+    assert order == sorted(order) and order[7:10] == [(7, 0), (7, 1), (7, 2)]
     with pytest.raises(MatchStateError, match=f"^cannot void match {m.id}: it is voided$"):
         store.void_match(m.id, "twice")
     with pytest.raises(MatchStateError, match=f"^cannot start match {m.id}: it is voided$"):
