@@ -1052,3 +1052,39 @@ def test_recording_rates_with_the_tournaments_own_trueskill_settings(store: Stor
     assert {b: (r[0], r[1]) for b, r in rating_numbers(store).items()} == expected
     default = apply_set(TrueSkillSettings(mu=40.0, sigma=6.0, beta=5.0, tau=0.2), {}, played)
     assert expected != {c.bot_id: (c.after.mu, c.after.sigma) for c in default}
+
+
+def test_a_tournaments_rows_come_in_entry_and_schedule_order_whatever_the_recording_order(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 4)
+    other = store.create_tournament(GAME, ids[:3], seed=1)
+    entry = [ids[3], ids[1], ids[0], ids[2]]
+    t = store.create_tournament(GAME, entry, seed=2)
+    assert t.id is not None and other.id is not None
+    matches = store.pending_matches(t.id)
+    index = {m.id: m.schedule_index for m in matches}
+    voided = store.void_match(matches[3].id or 0, "crash")
+    for m in [*reversed(matches[:3]), voided, *reversed(matches[4:])]:
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    index[voided.id] = voided.schedule_index
+    o = store.pending_matches(other.id)[0]
+    assert o.id is not None
+    store.record_result(o.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+
+    rows = store.tournament_rows(t.id)
+    assert rows.tournament.id == t.id
+    assert [b.id for b in rows.entrants] == entry
+    assert [(m.schedule_index, m.attempt) for m in rows.matches] == sorted(
+        (m.schedule_index, m.attempt) for m in store.matches(t.id)
+    )
+    assert len(rows.matches) == 25 and rows.matches[3].status == "voided"
+    seats = [(index[s.match_id], s.seat) for s in rows.seat_results]
+    assert seats == sorted(seats) and len(seats) == 24 * 3
+    assert all(s.match_id in index for s in rows.seat_results)
+    history = [index[h.match_id] for h in rows.history]
+    assert history == sorted(history) and len(history) == 4 * 3  # four tables, three bots
+    assert {h.match_id for h in rows.history} <= set(index)
+    with pytest.raises(UnknownTournamentError):
+        store.tournament_rows(10_000)
