@@ -687,6 +687,9 @@ def test_a_finished_match_is_recorded_from_its_committed_form_with_every_field(
     done = store.record(FinishedMatch(m.id, outcomes, {"actions": ["a"], "faults": []}))
     assert done.id == m.id and done.status == "finished"
     detail = store.match_detail(m.id)
+    # The match handed back is the one stored.
+    assert (done.result, done.record) == (detail.match.result, detail.match.record)
+    assert done.finished is not None and done.finished == detail.match.finished
     assert detail.match.status == "finished" and detail.match.finished is not None
     assert detail.match.result == {
         "scores": [4.0, 9.0, -1.0],
