@@ -646,6 +646,9 @@ def test_a_void_keeps_its_record_and_time_and_the_replay_its_place(store: Store)
         store.void_match(m.id, "twice")
     with pytest.raises(MatchStateError, match=f"^cannot start match {m.id}: it is voided$"):
         store.start_match(m.id)
+    refused = f"^cannot record a result for match {m.id}: it is voided$"
+    with pytest.raises(MatchStateError, match=refused):
+        store.record_result(m.id, [SeatOutcome(1)] * 3)
     with pytest.raises(UnknownMatchError):
         store.void_match(10_000, "no such match")
 
@@ -716,7 +719,7 @@ def test_a_finished_match_is_recorded_from_its_committed_form_with_every_field(
     assert store.seat_results(store.pending_matches(t.id)[0].id or 0) == []
     with pytest.raises(UnknownMatchError):
         store.match_detail(10_000)
-    with pytest.raises(ResultError, match="SeatOutcome"):
+    with pytest.raises(ResultError, match="^outcomes must be SeatOutcome values, not 1$"):
         store.record_result(n.id, [1, 2, 3])  # type: ignore[list-item]
 
 
