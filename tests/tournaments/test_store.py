@@ -674,7 +674,7 @@ def test_starting_a_match_marks_it_and_its_tournament_running(store: Store) -> N
     assert n.id is not None
     store.start_match(n.id)
     assert store.get_tournament(t.id).status == "cancelled"
-    with pytest.raises(UnknownMatchError):
+    with pytest.raises(UnknownMatchError, match="^no match 10000$"):
         store.start_match(10_000)
 
 
@@ -716,6 +716,10 @@ def test_a_finished_match_is_recorded_from_its_committed_form_with_every_field(
     assert n.id is not None
     store.record(FinishedMatch(n.id, (SeatOutcome(1), SeatOutcome(1), SeatOutcome(1))))
     assert store.get_match(n.id).record is None
+    with pytest.raises(
+        MatchAlreadyFinishedError, match=f"^cannot start match {n.id}: it is already"
+    ):
+        store.start_match(n.id)
     assert store.seat_results(store.pending_matches(t.id)[0].id or 0) == []
     with pytest.raises(UnknownMatchError):
         store.match_detail(10_000)
