@@ -1098,3 +1098,56 @@ def test_a_tournaments_rows_come_in_entry_and_schedule_order_whatever_the_record
     assert {h.match_id for h in rows.history} <= set(index)
     with pytest.raises(UnknownTournamentError):
         store.tournament_rows(10_000)
+
+
+def test_recompute_rebuilds_one_game_and_leaves_the_others(store: Store) -> None:
+    ids = add_bots(store, 3)
+    knaves = store.create_tournament(GAME, ids, seed=1)
+    kill = store.create_tournament("kill", ids, seats=3, seed=2)
+    assert knaves.id is not None and kill.id is not None
+    for t, count_ in ((knaves.id, 6), (kill.id, 4)):
+        for m in store.pending_matches(t)[:count_]:
+            assert m.id is not None
+            store.record_result(m.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    live = {game: store.ratings(game) for game in (GAME, "kill")}
+    assert store.recompute(GAME) == 6
+    assert store.recompute("kill") == 4
+    for game, rows in live.items():
+        assert {b: (r.mu, r.sigma, r.matches, r.score_sum) for b, r in rows.items()} == {
+            b: (r.mu, r.sigma, r.matches, r.score_sum) for b, r in store.ratings(game).items()
+        }
+    assert {r.matches for r in store.ratings("kill").values()} == {4}
+    assert len(store.rating_history(GAME)) == 3 and store.rating_history("kill") == []
+
+
+def test_rating_history_is_in_rating_order_whatever_order_its_rows_were_written_in(
+    store: Store,
+) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(GAME, ids, seed=3)  # four tables: four sets
+    assert t.id is not None
+    for m in store.pending_matches(t.id):
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    in_order = history_numbers(store)
+    assert len({h[0] for h in in_order}) == 4
+    with Session(store.engine) as session:
+        rows = session.exec(select(RatingHistory)).all()
+        copies = [r.model_dump(exclude={"id"}) for r in rows]
+        for row in rows:
+            session.delete(row)
+        session.flush()
+        for copy in reversed(copies):  # the last set's rows get the lowest ids
+            session.add(RatingHistory(**copy))
+        session.commit()
+    assert [h[0] for h in history_numbers(store)] == [h[0] for h in in_order]
+
+
+def test_a_retired_bot_cannot_be_updated(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=3)
+    assert t.id is not None
+    assert store.remove_bot("bot-0") == "retired"
+    with pytest.raises(UnknownBotError):
+        store.update_bot("bot-0", command="python new.py")
+    assert store.get_bot("bot-0", include_removed=True).command is None
