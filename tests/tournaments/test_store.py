@@ -1151,3 +1151,25 @@ def test_a_retired_bot_cannot_be_updated(store: Store) -> None:
     with pytest.raises(UnknownBotError):
         store.update_bot("bot-0", command="python new.py")
     assert store.get_bot("bot-0", include_removed=True).command is None
+
+
+def test_a_set_completed_by_a_late_replay_is_rated_in_its_schedule_place(store: Store) -> None:
+    ids = add_bots(store, 4)
+    t = store.create_tournament(GAME, ids, seed=5)  # four sets of six sharing bots
+    assert t.id is not None
+    matches = store.pending_matches(t.id)
+    assert [(m.table_index, m.rotation) for m in matches[:7]] == [(0, r) for r in range(6)] + [
+        (1, 0)
+    ]
+    replay = store.void_match(matches[5].id or 0, "crash")  # the first set's last match
+    scores = {b: float(b % 5) for b in ids}
+    for m in [*matches[:5], *matches[6:], replay]:  # the replay comes last of all
+        assert m.id is not None
+        store.record_result(m.id, [SeatOutcome(scores[b]) for b in m.seats])
+    ranked: dict[int, Rating] = {}
+    for table in range(4):  # in schedule order: the replayed set first
+        members = [m for m in (*matches[:5], replay, *matches[6:]) if m.table_index == table]
+        played = [(m.seats, placements([SeatOutcome(scores[b]) for b in m.seats])) for m in members]
+        for change in apply_set(TrueSkillSettings(), ranked, played):
+            ranked[change.bot_id] = change.after
+    assert {b: Rating(r.mu, r.sigma) for b, r in store.ratings(GAME).items()} == ranked
