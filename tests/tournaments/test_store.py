@@ -152,6 +152,9 @@ def test_create_tournament_writes_nothing_when_it_cannot_schedule(store: Store) 
     bot_1 = store.get_bot("bot-1").id
     with pytest.raises(ScheduleError, match="^a bot enters once; named more than once: bot-1$"):
         store.create_tournament(GAME, ["bot-0", "bot-1", bot_1])  # by name and by id
+    twice = "^a bot enters once; named more than once: bot-0, bot-1$"
+    with pytest.raises(ScheduleError, match=twice):
+        store.create_tournament(GAME, ["bot-1", "bot-0", "bot-1", "bot-0"])
     assert store.list_tournaments() == []
     assert count(store, Match) == 0
 
