@@ -382,3 +382,28 @@ def test_a_database_of_the_margin_method_is_recomputed_once_when_opened(
     with Store(db_url) as again:
         assert numbers(again) == right
     assert capsys.readouterr().err == ""
+
+
+def test_an_upgrade_recomputes_a_game_with_finished_matches_even_without_rating_rows(
+    store: Store, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=5)  # the only tournament of its game
+    store.create_tournament("kill", ids, seats=3, seed=6)  # nothing finished in this game
+    assert t.id is not None
+    for m in store.pending_matches(t.id):
+        assert m.id is not None
+        store.record_result(m.id, seeded_outcomes(m))
+    right, right_history = numbers(store), history(store)
+    with Session(store.engine) as session:  # an older method's database that lost its rows
+        session.exec(delete(RatingHistory))
+        session.exec(delete(BotRating))
+        session.get(RatingMethodRow, 1).version = 2  # type: ignore[union-attr]
+        session.commit()
+    capsys.readouterr()
+    with Store(db_url) as upgraded:
+        assert numbers(upgraded) == right and history(upgraded) == right_history
+        assert upgraded.ratings("kill") == {}
+    assert capsys.readouterr().err.splitlines() == [
+        "cardshark: ratings of knaves recomputed once by the TrueSkill rating of record (method 3)"
+    ]
