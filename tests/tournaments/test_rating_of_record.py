@@ -387,14 +387,16 @@ def test_a_database_of_the_margin_method_is_recomputed_once_when_opened(
 def test_an_upgrade_recomputes_a_game_with_finished_matches_even_without_rating_rows(
     store: Store, db_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ids = add_bots(store, 3)
-    t = store.create_tournament(GAME, ids, seed=5)  # the only tournament of its game
-    store.create_tournament("kill", ids, seats=3, seed=6)  # nothing finished in this game
-    assert t.id is not None
-    for m in store.pending_matches(t.id):
+    ids = add_bots(store, 5)
+    t = store.create_tournament(GAME, ids[:3], seed=5)  # the only tournament of its game
+    kill = store.create_tournament("kill", ids[:3], seats=3, seed=6)
+    store.create_tournament("knives", ids, seed=7)  # nothing finished in this game
+    assert t.id is not None and kill.id is not None
+    for m in [*store.pending_matches(t.id), store.pending_matches(kill.id)[0]]:
         assert m.id is not None
         store.record_result(m.id, seeded_outcomes(m))
     right, right_history = numbers(store), history(store)
+    right_kill = store.ratings("kill")
     with Session(store.engine) as session:  # an older method's database that lost its rows
         session.exec(delete(RatingHistory))
         session.exec(delete(BotRating))
@@ -403,7 +405,8 @@ def test_an_upgrade_recomputes_a_game_with_finished_matches_even_without_rating_
     capsys.readouterr()
     with Store(db_url) as upgraded:
         assert numbers(upgraded) == right and history(upgraded) == right_history
-        assert upgraded.ratings("kill") == {}
+        assert upgraded.ratings("kill") == right_kill and upgraded.ratings("knives") == {}
     assert capsys.readouterr().err.splitlines() == [
-        "cardshark: ratings of knaves recomputed once by the TrueSkill rating of record (method 3)"
+        "cardshark: ratings of kill, knaves recomputed once by the TrueSkill rating of record "
+        "(method 3)"
     ]
