@@ -794,6 +794,8 @@ def test_a_found_match_reads_as_json_with_names_scores_faults_and_void_reason(
     assert [s.id for s in store.find_matches(tournament_id=t.id, statuses=["voided"])] == [
         voided.id
     ]
+    pending = store.find_matches(tournament_id=t.id, statuses=["pending"], limit=1)[0].to_json()
+    assert (pending["status"], pending["finished"], pending["scores"]) == ("pending", None, None)
 
 
 def test_pinning_moves_a_tournament_to_a_worker_with_its_jobs_in_one_write(store: Store) -> None:
@@ -1144,6 +1146,10 @@ def test_rating_history_is_in_rating_order_whatever_order_its_rows_were_written_
             session.add(RatingHistory(**copy))
         session.commit()
     assert [h[0] for h in history_numbers(store)] == [h[0] for h in in_order]
+    rows = store.tournament_rows(t.id).history
+    assert [h.match_id for h in rows] == [h[0] for h in in_order]
+    # Each bot played 18: a profile shows the latest 10 unless told otherwise.
+    assert len(store.bot_profile("bot-0").recent) == 10
 
 
 def test_a_retired_bot_cannot_be_updated(store: Store) -> None:
@@ -1154,6 +1160,8 @@ def test_a_retired_bot_cannot_be_updated(store: Store) -> None:
     with pytest.raises(UnknownBotError):
         store.update_bot("bot-0", command="python new.py")
     assert store.get_bot("bot-0", include_removed=True).command is None
+    profile = store.bot_profile("bot-0")  # a retired bot still has its profile
+    assert profile.bot.removed is not None and profile.tournaments == 1
 
 
 def test_a_set_completed_by_a_late_replay_is_rated_in_its_schedule_place(store: Store) -> None:
