@@ -44,7 +44,14 @@ from tournaments.ratings import (
     placements,
 )
 from tournaments.schedule import gauntlet, round_robin
-from tournaments.store import LOAD_VOID_PREFIX, FinishedMatch, Store, hash_token, new_token
+from tournaments.store import (
+    LOAD_VOID_PREFIX,
+    UNRECORDED,
+    FinishedMatch,
+    Store,
+    hash_token,
+    new_token,
+)
 
 GAME = "knaves"  # 3 seats
 
@@ -1184,3 +1191,26 @@ def test_a_set_completed_by_a_late_replay_is_rated_in_its_schedule_place(store: 
         for change in apply_set(TrueSkillSettings(), ranked, played):
             ranked[change.bot_id] = change.after
     assert {b: Rating(r.mu, r.sigma) for b, r in store.ratings(GAME).items()} == ranked
+
+
+def test_a_bots_own_faults_find_its_matches_and_unrecorded_ones_add_up(store: Store) -> None:
+    ids = add_bots(store, 3)
+    t = store.create_tournament(GAME, ids, seed=8)
+    assert t.id is not None
+    first, second, third, *_ = store.pending_matches(t.id)
+    assert first.id is not None and second.id is not None and third.id is not None
+    seat = first.seats.index(ids[0])
+    # bot-0 alone faults twice, the record names one of them; then once more, unrecorded.
+    store.record_result(
+        first.id,
+        [SeatOutcome(1, 2 if s == seat else 0) for s in range(3)],
+        record={"faults": [{"seat": seat, "kind": "timeout"}]},
+    )
+    seat = second.seats.index(ids[0])
+    store.record_result(second.id, [SeatOutcome(1, int(s == seat)) for s in range(3)])
+    store.record_result(third.id, [SeatOutcome(1, 1 if b == ids[1] else 0) for b in third.seats])
+    assert store.bot_profile("bot-0").faults == {"timeout": 1, UNRECORDED: 2}
+    assert [m.id for m in store.find_matches(faults=True, bot="bot-0")] == [second.id, first.id]
+    assert [m.id for m in store.find_matches(faults=True, bot="bot-1")] == [third.id]
+    assert [m.id for m in store.find_matches(fault_kind="timeout", bot="bot-0")] == [first.id]
+    assert store.find_matches(faults=True, bot="bot-2") == []
