@@ -110,3 +110,10 @@ def test_a_write_that_times_out_on_a_locked_sqlite_file_leaves_no_open_transacti
         store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
         assert len(store.seat_results(m.id)) == 3
         assert {r.matches for r in store.ratings("knaves").values()} == {1}
+
+
+def test_a_store_opened_with_echo_logs_its_sql_and_one_without_does_not(tmp_path: Path) -> None:
+    with Store(f"sqlite:///{tmp_path / 'echo.db'}", echo=True) as loud:
+        assert loud.engine.echo is True
+    with Store(f"sqlite:///{tmp_path / 'echo.db'}") as quiet:
+        assert quiet.engine.echo is False

@@ -382,3 +382,31 @@ def test_a_database_of_the_margin_method_is_recomputed_once_when_opened(
     with Store(db_url) as again:
         assert numbers(again) == right
     assert capsys.readouterr().err == ""
+
+
+def test_an_upgrade_recomputes_a_game_with_finished_matches_even_without_rating_rows(
+    store: Store, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = add_bots(store, 5)
+    t = store.create_tournament(GAME, ids[:3], seed=5)  # the only tournament of its game
+    kill = store.create_tournament("kill", ids[:3], seats=3, seed=6)
+    store.create_tournament("knives", ids, seed=7)  # nothing finished in this game
+    assert t.id is not None and kill.id is not None
+    for m in [*store.pending_matches(t.id), store.pending_matches(kill.id)[0]]:
+        assert m.id is not None
+        store.record_result(m.id, seeded_outcomes(m))
+    right, right_history = numbers(store), history(store)
+    right_kill = store.ratings("kill")
+    with Session(store.engine) as session:  # an older method's database that lost its rows
+        session.exec(delete(RatingHistory))
+        session.exec(delete(BotRating))
+        session.get(RatingMethodRow, 1).version = 2  # type: ignore[union-attr]
+        session.commit()
+    capsys.readouterr()
+    with Store(db_url) as upgraded:
+        assert numbers(upgraded) == right and history(upgraded) == right_history
+        assert upgraded.ratings("kill") == right_kill and upgraded.ratings("knives") == {}
+    assert capsys.readouterr().err.splitlines() == [
+        "cardshark: ratings of kill, knaves recomputed once by the TrueSkill rating of record "
+        "(method 3)"
+    ]

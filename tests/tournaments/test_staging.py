@@ -67,8 +67,11 @@ def test_a_voided_attempt_is_never_staged_and_its_replay_is(db_url: str) -> None
         again = store.void_match(match.id, "worker lost")
         assert store.current_attempt(tid, 0).id == again.id
         assert not store.stage(match.id, outcome(0))  # the slow worker's late result
+        assert not store.is_staged(match.id)
         assert again.id is not None
+        assert not store.is_staged(again.id)
         assert store.stage(again.id, outcome(0))
+        assert store.is_staged(again.id)
         assert store.commit_staged(tid) == 1
         assert store.get_match(again.id).status == MatchStatus.FINISHED.value
         assert store.get_match(match.id).status == MatchStatus.VOIDED.value

@@ -7,12 +7,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
 
+from tournaments.confidence import ConfidenceGoal
 from tournaments.ratings import SeatOutcome
-from tournaments.standings import INTERVAL, P_ABOVE, Estimate, estimate, summarise
+from tournaments.standings import (
+    INTERVAL,
+    P_ABOVE,
+    Estimate,
+    estimate,
+    summarise,
+    unresolved,
+)
 from tournaments.store import LOAD_VOID_PREFIX, UNRECORDED, Store
 
 GAME = "knaves"  # 3 seats
@@ -51,6 +60,7 @@ def test_flipping_negates_and_swaps_the_bounds_without_negative_zero() -> None:
     assert flipped == Estimate(4, 0.0, -3.0, 1.0)
     assert math.copysign(1.0, flipped.mean or 0.0) == 1.0
     assert Estimate(1, 5.0, None, None).flipped() == Estimate(1, -5.0, None, None)
+    assert Estimate(0, None, None, None).flipped() == Estimate(0, None, None, None)
 
 
 @pytest.fixture
@@ -63,8 +73,15 @@ def store(db_url: str) -> Iterator[Store]:
 SCORES = [{"alpha": 10, "bravo": 4, "charlie": 1}, {"alpha": 2, "bravo": 4, "charlie": 7}]
 
 
-def play(store: Store, tournament_id: int, names: dict[int, str], voids: bool = False) -> None:
-    """Record every match with SCORES; charlie forfeits round 1 rotation 0 with 2 faults."""
+def play(
+    store: Store,
+    tournament_id: int,
+    names: dict[int, str],
+    voids: bool = False,
+    scores: list[dict[str, int]] = SCORES,
+) -> None:
+    """Record every match with `scores` (per round); charlie forfeits round 1 rotation 0 with
+    2 faults."""
     for match in store.pending_matches(tournament_id):
         assert match.id is not None
         if voids and (match.round, match.rotation) == (0, 0):
@@ -76,7 +93,7 @@ def play(store: Store, tournament_id: int, names: dict[int, str], voids: bool = 
         for bot_id in match.seats:
             name = names[bot_id]
             forfeit = name == "charlie" and (match.round, match.rotation) == (1, 0)
-            outcomes.append(SeatOutcome(SCORES[match.round][name], 2 if forfeit else 0, forfeit))
+            outcomes.append(SeatOutcome(scores[match.round][name], 2 if forfeit else 0, forfeit))
         store.record_result(match.id, outcomes)
 
 
@@ -269,3 +286,63 @@ def test_json_carries_every_number_of_the_summary(store: Store) -> None:
     assert data["neighbours"][1]["ci_low"] < 0 < data["neighbours"][1]["ci_high"]
     assert data["interval"] == INTERVAL and data["p_above"] == P_ABOVE
     assert data["voids"] == {"load": 1, "other": 1}
+
+
+def test_a_mean_of_zero_ranks_by_its_value_and_a_bot_yet_to_play_ranks_last(
+    store: Store,
+) -> None:
+    # Four bots at three-seat tables: after one recorded match one entrant has not played.
+    for name in ("dora", "alpha", "bravo", "charlie"):
+        store.add_bot(name)
+    t = store.create_tournament(GAME, ["dora", "alpha", "bravo", "charlie"], seed=2)
+    assert t.id is not None
+    ids = {b.name: b.id or 0 for b in store.tournament_entrants(t.id)}
+    first = store.pending_matches(t.id)[0]
+    assert first.id is not None
+    seated = sorted(n for n, i in ids.items() if i in first.seats)
+    idle = next(n for n in ids if n not in seated)
+    # The first seated bot scores 0.5, the second 0 and the third -2: 0 sits between them.
+    score = dict(zip(seated, (0.5, 0.0, -2.0), strict=True))
+    names = {i: n for n, i in ids.items()}
+    store.record_result(first.id, [SeatOutcome(score[names[b]]) for b in first.seats])
+
+    result = summarise(store.tournament_rows(t.id))
+    assert [(s.bot, s.mean) for s in result.standings] == [
+        (seated[0], 0.5),
+        (seated[1], 0.0),
+        (seated[2], -2.0),
+        (idle, None),
+    ]
+    order = [ids[n] for n in (*seated, idle)]
+    assert [(n.a_id, n.b_id) for n in result.neighbours] == list(pairwise(order))
+    assert [n.difference.n for n in result.neighbours] == [1, 1, 0]
+    assert [n.difference.mean for n in result.neighbours] == [0.5, 2.0, None]
+
+
+def test_unresolved_leaves_out_the_pairs_the_goal_separates(store: Store) -> None:
+    ids = {name: store.add_bot(name)[0].id or 0 for name in ("alpha", "bravo", "charlie")}
+    names = {i: n for n, i in ids.items()}
+    t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], rounds=2, seed=4)
+    assert t.id is not None
+    # alpha beats bravo by 6 in both deals (P = 1); bravo - charlie is +3 then -3 (P = 0.5).
+    scores = [{"alpha": 10, "bravo": 4, "charlie": 1}, {"alpha": 10, "bravo": 4, "charlie": 7}]
+    play(store, t.id, names, scores=scores)
+    result = summarise(store.tournament_rows(t.id))
+    assert [(n.a, n.b, n.p_above) for n in result.neighbours] == [
+        ("alpha", "bravo", 1.0),
+        ("bravo", "charlie", 0.5),
+    ]
+    assert [(n.a, n.b) for n in unresolved(result, ConfidenceGoal(0.9))] == [("bravo", "charlie")]
+
+
+def test_the_difference_of_a_bot_that_is_not_an_entrant_is_a_key_error(store: Store) -> None:
+    for name in ("alpha", "bravo", "charlie", "outsider"):
+        store.add_bot(name)
+    t = store.create_tournament(GAME, ["alpha", "bravo", "charlie"], seed=1)
+    assert t.id is not None
+    ids = {b.name: b.id or 0 for b in store.list_bots()}
+    result = summarise(store.tournament_rows(t.id))
+    assert result.difference(ids["bravo"], ids["alpha"]) == Estimate(0, None, None, None)
+    outsider, alpha = ids["outsider"], ids["alpha"]
+    with pytest.raises(KeyError, match=f"bots {alpha} and {outsider} are not both entrants"):
+        result.difference(alpha, outsider)
