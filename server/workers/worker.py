@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import procrastinate
+from procrastinate.app import WorkerOptions
 from procrastinate.exceptions import ProcrastinateException
 from procrastinate.types import JSONDict
 from sqlalchemy import Connection, text
@@ -268,6 +269,36 @@ class WorkerSettings:
     tls: TlsConfig | None = None
 
 
+def worker_arena(settings: WorkerSettings, store: Store, sandbox: SandboxPolicy) -> Arena:
+    """The referee a worker plays on: remote bots dial settings' host and port (tokens checked
+    against the database). Without a port it still binds a loopback port nobody is told of;
+    its managed bots use its Unix socket or the local transport."""
+    listen = settings.port is not None
+    return Arena(
+        settings.log_dir,
+        settings.host if listen else "127.0.0.1",
+        settings.port or 0,
+        authenticate=database_authenticator(store),
+        tls=settings.tls if listen else None,
+        sandbox=sandbox,
+    )
+
+
+def worker_options(settings: WorkerSettings, player: MatchPlayer) -> WorkerOptions:
+    """procrastinate's run_worker_async options: one job at a time from the shared queue and
+    this worker's own, heartbeats, and the player every job gets."""
+    return {
+        "queues": [QUEUE, worker_queue(settings.name)],
+        "name": settings.name,
+        "concurrency": 1,
+        "wait": not settings.until_empty,
+        "update_heartbeat_interval": settings.heartbeat_s,
+        "stalled_worker_timeout": settings.stalled_s,
+        "additional_context": {"player": player},
+        "delete_jobs": "successful",
+    }
+
+
 async def run_worker(
     url: str,
     settings: WorkerSettings,
@@ -283,35 +314,15 @@ async def run_worker(
         await ensure_queue_schema(app)
         store = await asyncio.to_thread(Store, url)
         try:
-            # Without a port the referee still binds a loopback port nobody is told of; its
-            # managed bots use its Unix socket or the local transport.
-            listen = settings.port is not None
-            arena = Arena(
-                settings.log_dir,
-                settings.host if listen else "127.0.0.1",
-                settings.port or 0,
-                authenticate=database_authenticator(store),
-                tls=settings.tls if listen else None,
-                sandbox=sandbox,
-            )
-            async with arena:
-                if listen and on_listening is not None:
+            async with worker_arena(settings, store, sandbox) as arena:
+                if settings.port is not None and on_listening is not None:
                     on_listening(arena.address)
                 player = MatchPlayer(store, arena, settings.log_dir, settings.name)
                 watcher = asyncio.create_task(
                     retry_stalled(app, settings.heartbeat_s, settings.stalled_s)
                 )
                 try:
-                    await app.run_worker_async(
-                        queues=[QUEUE, worker_queue(settings.name)],
-                        name=settings.name,
-                        concurrency=1,
-                        wait=not settings.until_empty,
-                        update_heartbeat_interval=settings.heartbeat_s,
-                        stalled_worker_timeout=settings.stalled_s,
-                        additional_context={"player": player},
-                        delete_jobs="successful",
-                    )
+                    await app.run_worker_async(**worker_options(settings, player))
                 finally:
                     watcher.cancel()
                 return player.played

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import socket
 import sys
 from collections import Counter
@@ -26,9 +27,12 @@ from sqlalchemy import text
 
 from cardshark.v1 import referee_pb2 as pb
 from cardshark_bot import BotClient
+from server.bots.archive import pack_directory
 from server.bots.sandbox import NO_SANDBOX, SandboxPolicy
+from server.match.sessions import BotIdentity
 from server.play.arena import TOURNAMENT_FINISHED, Arena
 from server.play.tournament import database_authenticator
+from server.transport.tls import TlsConfig
 from server.workers import worker
 from server.workers.queue import VERSION_TABLE, QueueSchemaOutdatedError, newest
 from server.workers.worker import (
@@ -48,11 +52,13 @@ from server.workers.worker import (
     queue_matches,
     retry_stalled,
     run_worker,
+    worker_arena,
+    worker_options,
     worker_queue,
 )
 from tests.server.conftest import RANDOM_BOT
 from tournaments.errors import DatabaseUrlError, TournamentError
-from tournaments.models import MatchStatus, Tournament
+from tournaments.models import BotArchive, MatchStatus, Tournament
 from tournaments.store import Store
 
 REMOTE = ("r1", "r2", "r3")  # a Knaves round robin of three: six matches
@@ -106,7 +112,7 @@ def remote_tournament(
 
 
 @asynccontextmanager
-async def worker_arena(
+async def arena_with_remotes(
     store: Store, tmp_path: Path, tokens: dict[str, str]
 ) -> AsyncIterator[tuple[Arena, Remotes]]:
     remotes = Remotes(tokens)
@@ -128,6 +134,13 @@ def attempts(store: Store, tid: int, index: int) -> list[tuple[int, str, str | N
     ]
 
 
+def staged_by(store: Store) -> dict[int, str]:
+    """The schedule indices staged and not yet recorded, with the worker that staged each."""
+    with store.engine.connect() as connection:
+        rows = connection.execute(text("SELECT schedule_index, worker FROM staged_results"))
+        return {int(i): str(w) for i, w in rows}
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(f"sqlite:///{tmp_path / 'cs.db'}") as opened:
@@ -145,13 +158,12 @@ def test_a_job_plays_its_match_once_and_the_last_commit_says_goodbye(
     assert tid is not None
 
     async def run() -> tuple[MatchPlayer, list[Any], dict[str, str | None]]:
-        async with worker_arena(store, tmp_path, tokens) as (arena, remotes):
+        async with arena_with_remotes(store, tmp_path, tokens) as (arena, remotes):
             player = MatchPlayer(store, arena, tmp_path, "w")
             seen: list[Any] = []
             # Out of order: index 3 is staged, and waits for 0-2 to be recorded first.
             await player.play(tid, 3)
-            staged = store.is_staged(store.current_attempt(tid, 3).id or 0)
-            seen.append((player.played, attempts(store, tid, 3), staged))
+            seen.append((player.played, attempts(store, tid, 3), staged_by(store)))
             await player.play(tid, 3)  # retried after it staged: nothing is played again
             seen.append((player.played, attempts(store, tid, 3), dict(player.held)))
             for index in (0, 1, 2):
@@ -168,7 +180,8 @@ def test_a_job_plays_its_match_once_and_the_last_commit_says_goodbye(
     pending = MatchStatus.RUNNING.value
     finished = MatchStatus.FINISHED.value
     ids = sorted(str(b.id) for b in store.tournament_entrants(tid))
-    assert seen[0] == (1, [(0, pending, None)], True)  # played, staged, not recorded
+    # Played and staged by this worker, not recorded.
+    assert seen[0] == (1, [(0, pending, None)], {3: "w"})
     assert seen[1] == (1, [(0, pending, None)], {tid: ids})
     assert seen[2] == (4, [(0, finished, None)])
     assert seen[3] == 4
@@ -189,7 +202,7 @@ def test_the_running_attempt_of_a_worker_that_died_is_voided_and_played_again(
     store.start_match(lost.id)  # a worker took it, then was killed
 
     async def run() -> MatchPlayer:
-        async with worker_arena(store, tmp_path, tokens) as (arena, _):
+        async with arena_with_remotes(store, tmp_path, tokens) as (arena, _):
             player = MatchPlayer(store, arena, tmp_path, "w")
             await player.play(tid, 2)
             return player
@@ -231,8 +244,14 @@ def test_a_tournament_pinned_to_another_worker_is_refused_and_nothing_is_played(
 def test_managed_bots_are_started_once_and_a_bot_that_cannot_start_is_gone(
     store: Store, tmp_path: Path
 ) -> None:
-    # One managed bot, one that exits before its Hello (its fault: it forfeits), one remote.
-    store.add_bot("managed", " ".join(RANDOM_BOT))
+    # A managed bot of stored code, one that exits before its Hello (its fault: it forfeits),
+    # and a remote one.
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    shutil.copy(RANDOM_BOT[1], tree / "bot.py")
+    packed = pack_directory(tree)
+    archive = BotArchive(digest=packed.digest, data=packed.data, size=packed.size)
+    store.add_bot("managed", f"{sys.executable} bot.py", archive)
     store.add_bot("broken", f"{sys.executable} -c 'raise SystemExit(3)'")
     token = store.add_bot("remote")[1]
     tournament = store.create_tournament(
@@ -242,7 +261,7 @@ def test_managed_bots_are_started_once_and_a_bot_that_cannot_start_is_gone(
     assert tid is not None
 
     async def run() -> tuple[MatchPlayer, list[int], list[str]]:
-        async with worker_arena(store, tmp_path, {"remote": token}) as (arena, _):
+        async with arena_with_remotes(store, tmp_path, {"remote": token}) as (arena, _):
             spawned: list[str] = []
             real = arena.spawn
 
@@ -265,10 +284,23 @@ def test_managed_bots_are_started_once_and_a_bot_that_cannot_start_is_gone(
     assert (tmp_path / "worker-w" / "managed.stderr.log").exists()
     for index in (0, 1):
         (match,) = [m for m in store.matches(tid) if m.schedule_index == index]
-        assert match.status == MatchStatus.FINISHED.value
-        seat = match.seats.index(broken.id or 0)
+        assert match.status == MatchStatus.FINISHED.value and match.id is not None
         record = match.record or {}
-        assert record["forfeited"][seat], record
+        assert record["code"] == [packed.digest if b == managed.id else None for b in match.seats]
+        seat = match.seats.index(broken.id or 0)
+        (gone,) = [f for f in record["faults"] if f["seat"] == seat]
+        assert "exited with status 3 before saying Hello" in gone["detail"], gone
+        # What was staged is what was recorded, seat by seat.
+        results = {r.seat: r for r in store.seat_results(match.id)}
+        for i, score in enumerate(record["scores"]):
+            faults = len([f for f in record["faults"] if f["seat"] == i])
+            forfeited = record["forfeited"][i]
+            assert (results[i].score, results[i].faults, results[i].forfeited) == (
+                score,
+                faults,
+                forfeited,
+            )
+        assert results[seat].forfeited and results[seat].faults == 1
 
 
 def test_a_bot_the_server_cannot_start_fails_the_job_and_charges_nobody(
@@ -337,6 +369,42 @@ def test_the_task_retries_failures_on_the_shared_queue() -> None:
         assert connector._pool_args["conninfo"] == "postgresql://u@h/cs"
         kwargs = connector._pool_args.get("kwargs")
         assert kwargs == (None if durable else UNFLUSHED_COMMITS), kwargs
+
+
+def test_a_worker_takes_one_job_at_a_time_from_both_its_queues_with_its_player(
+    store: Store, tmp_path: Path
+) -> None:
+    settings = WorkerSettings("w7", tmp_path, heartbeat_s=1.5, stalled_s=4.5)
+    player = MatchPlayer(store, Arena(tmp_path), tmp_path, "w7")
+    assert worker_options(settings, player) == {
+        "queues": ["matches", "worker:w7"],
+        "name": "w7",
+        "concurrency": 1,
+        "wait": True,
+        "update_heartbeat_interval": 1.5,
+        "stalled_worker_timeout": 4.5,
+        "additional_context": {"player": player},
+        "delete_jobs": "successful",
+    }
+    benchmark = WorkerSettings("w7", tmp_path, until_empty=True)
+    assert worker_options(benchmark, player)["wait"] is False
+
+
+def test_remote_bots_dial_a_worker_only_where_it_listens(store: Store, tmp_path: Path) -> None:
+    token = store.add_bot("far")[1]
+    tls = TlsConfig(b"chain", b"key")
+    listening = WorkerSettings("w", tmp_path, host="0.0.0.0", port=7777, tls=tls)
+    arena = worker_arena(listening, store, SandboxPolicy(kind="none", code_cache="/c"))
+    assert (arena.host, arena.port, arena.tls, arena.log_dir) == ("0.0.0.0", 7777, tls, tmp_path)
+    assert arena.sandbox == SandboxPolicy(kind="none", code_cache="/c")
+    assert arena.fallback_auth is not None
+    assert arena.fallback_auth(token) == BotIdentity(str(store.get_bot("far").id), "far")
+    assert arena.fallback_auth("not a token") is None
+    # No port: a loopback port nobody is told of, never TLS.
+    closed = worker_arena(WorkerSettings("w", tmp_path, host="0.0.0.0", tls=tls), store, NO_SANDBOX)
+    assert (closed.host, closed.port, closed.tls) == ("127.0.0.1", 0, None)
+    anywhere = worker_arena(WorkerSettings("w", tmp_path, port=0), store, NO_SANDBOX)
+    assert (anywhere.host, anywhere.port) == ("127.0.0.1", 0)
 
 
 class ScriptedJobs:
@@ -447,8 +515,10 @@ def test_jobs_are_queued_where_their_tournament_is_played_and_moved_with_it(
             )
         )
     moved: Counter[str] = Counter()
-    pg_store.pin_tournament(pinned.id, "w2", move_jobs(pinned.id, worker_queue("w2"), moved))
-    assert moved == Counter({"todo": 2, "doing": 1})
+    _, count = pg_store.pin_tournament(
+        pinned.id, "w2", move_jobs(pinned.id, worker_queue("w2"), moved)
+    )
+    assert moved == Counter({"todo": 2, "doing": 1}) and count == 3
     assert jobs(pg_store) == Counter(
         {
             (pinned.id, "worker:w2", "todo"): 2,
