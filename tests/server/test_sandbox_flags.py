@@ -29,6 +29,7 @@ from server.bots.sandbox import (
     SOCKET_INSIDE,
     SYSTEM_DIRS,
     TMP_INSIDE,
+    Confinement,
     SandboxError,
     SandboxPolicy,
     absolute_argv,
@@ -252,13 +253,15 @@ def test_a_launch_not_as_root_unshares_the_user_and_limits_by_rlimits_alone(
 
 
 def test_stored_code_runs_as_given_in_its_own_directory(
-    not_root: None, tmp_path: Path, referee_socket: str
+    not_root: None, tmp_path: Path, referee_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tree = tmp_path / "code" / "abc123"
     tree.mkdir(parents=True)
     (tree / "bot.py").write_text("")
     policy = SandboxPolicy(readonly=())
-    launch = confine(policy, ["python3", "bot.py"], referee_socket, "t", workdir=tree)
+    monkeypatch.chdir(tmp_path)
+    relative = Path("code", "abc123")  # mounted where it is
+    launch = confine(policy, ["python3", "bot.py"], referee_socket, "t", workdir=relative)
     try:
         seen = parse(launch.argv)
         assert seen.argv == ["python3", "bot.py"]  # the tree's paths, not the server's cwd
@@ -283,17 +286,21 @@ def test_a_bot_with_no_directory_of_its_own_starts_in_its_home(
         launch.release()
 
 
-@pytest.mark.parametrize("where", ["itself", "inside"])
+@pytest.mark.parametrize("where", ["itself", "inside", "relative"])
 def test_a_bot_directory_holding_the_servers_files_is_refused_before_anything_is_taken(
-    where: str, tmp_path: Path, bot: Path, referee_socket: str
+    where: str, tmp_path: Path, bot: Path, referee_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     server_file = bot.parent if where == "itself" else bot.parent / "deep" / "cs.db"
-    policy = SandboxPolicy(forbidden=(str(tmp_path / "elsewhere"), str(server_file)))
+    named = str(server_file)
+    if where == "relative":  # the server's working directory, as "." or "cs.db"
+        monkeypatch.chdir(server_file.parent.parent)
+        named = os.path.join("deep", "cs.db")
+    policy = SandboxPolicy(forbidden=(str(tmp_path / "elsewhere"), named))
     before = set(sandbox._slots_in_use)
     with pytest.raises(SandboxError) as refused:
         confine(policy, [sys.executable, str(bot)], referee_socket, "t")
     assert str(refused.value) == (
-        f"the bot's directory {bot.parent} holds {server_file} (the server's files); "
+        f"the bot's directory {bot.parent} holds {named} (the server's files); "
         "put the bot in a directory of its own"
     )
     assert sandbox._slots_in_use == before
@@ -403,3 +410,63 @@ def test_the_environment_is_exactly_the_documented_variables(
         "HOME": "/tmp",
         "TMPDIR": "/tmp",
     }
+
+
+@pytest.fixture
+def fresh_probe() -> Iterator[None]:
+    """unavailable_reason probes once per process: these tests probe again, then forget."""
+    sandbox.unavailable_reason.cache_clear()
+    yield
+    sandbox.unavailable_reason.cache_clear()
+
+
+def test_the_probe_names_what_is_missing(
+    fresh_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = shutil.which
+    for tool, why in [
+        ("bwrap", "bwrap is not installed (Debian package bubblewrap)"),
+        ("setpriv", "setpriv is not installed (Debian package util-linux)"),
+        ("prlimit", "prlimit is not installed (Debian package util-linux)"),
+    ]:
+        monkeypatch.setattr(
+            shutil, "which", lambda name, gone=tool: None if name == gone else real(name)
+        )
+        sandbox.unavailable_reason.cache_clear()
+        assert sandbox.unavailable_reason() == why
+    monkeypatch.undo()
+
+    def unavailable() -> bytes:
+        raise SeccompUnavailable("no libseccomp here")
+
+    monkeypatch.setattr(sandbox, "bot_filter", unavailable)
+    sandbox.unavailable_reason.cache_clear()
+    assert sandbox.unavailable_reason() == "no libseccomp here"
+
+
+def test_the_probe_launches_a_sandbox_and_reports_its_last_word(
+    fresh_probe: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert sandbox.unavailable_reason() is None  # this machine builds it (CI installs bwrap)
+    launched: list[Confinement] = []
+    real = sandbox.confine
+
+    def failing(script: str) -> None:
+        def confine(*args: object, **kwargs: object) -> Confinement:
+            launch = real(*args, **kwargs)  # type: ignore[arg-type]
+            assert launch.argv[-1] == "/bin/true" and launch.env["CARDSHARK_TOKEN"] == "probe"
+            launch.argv = ["/bin/sh", "-c", script]
+            launched.append(launch)
+            return launch
+
+        monkeypatch.setattr(sandbox, "confine", confine)
+        sandbox.unavailable_reason.cache_clear()
+
+    failing("echo starting >&2; echo 'bwrap: no permission' >&2; exit 1")
+    assert sandbox.unavailable_reason() == "bwrap cannot build a sandbox here: bwrap: no permission"
+    failing("exit 3")
+    assert sandbox.unavailable_reason() == "bwrap cannot build a sandbox here: exit code 3"
+    failing("exit 0")
+    assert sandbox.unavailable_reason() is None
+    # Every probe's slot and descriptors were given back.
+    assert all(launch.slot is None and launch.pass_fds == () for launch in launched)
