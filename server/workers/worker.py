@@ -190,13 +190,37 @@ class MatchPlayer:
 
     async def _commit(self, tournament_id: int) -> None:
         """Record what is staged in schedule order; once the tournament is finished, its
-        remote bots that no other tournament here holds are told Goodbye."""
+        remote bots that no other tournament of this worker needs are told Goodbye."""
         await asyncio.to_thread(self.store.commit_staged, tournament_id)
         if not self.held.get(tournament_id):
             return  # no remote bot to let go: no read
         tournament = await asyncio.to_thread(self.store.get_tournament, tournament_id)
         if tournament.status == TournamentStatus.FINISHED.value:
+            # Its bots may be entered in another tournament pinned here whose jobs wait in
+            # the queue: that one holds them from now, not from its first match, or they
+            # would leave on their Goodbye and forfeit every match of it.
+            waiting = await asyncio.to_thread(self._remote_bots_waiting, tournament_id)
+            for other, bots in waiting.items():
+                self.held[other] = bots
+                self.arena.hold(bots)
             await self.arena.release(self.held.pop(tournament_id), TOURNAMENT_FINISHED)
+
+    def _remote_bots_waiting(self, finished: int) -> dict[int, list[str]]:
+        """The remote bots of this worker's other unfinished tournaments not yet held, by
+        tournament (run in a thread: it reads the store)."""
+        waiting: dict[int, list[str]] = {}
+        for other in self.store.list_tournaments():
+            if (
+                other.id is None
+                or other.id == finished
+                or other.id in self.held
+                or other.worker != self.name
+                or other.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)
+            ):
+                continue
+            entrants = self.store.tournament_entrants(other.id)
+            waiting[other.id] = [str(b.id) for b in entrants if not b.command]
+        return waiting
 
     async def _seat(
         self, entrants: list[Bot], seats: list[int], clock: ClockSettings

@@ -191,6 +191,35 @@ def test_a_job_plays_its_match_once_and_the_last_commit_says_goodbye(
     assert goodbyes == dict.fromkeys(REMOTE, TOURNAMENT_FINISHED)
 
 
+def test_remote_bots_another_tournament_of_this_worker_still_needs_are_not_told_goodbye(
+    store: Store, tmp_path: Path
+) -> None:
+    # Two tournaments pinned to one worker, the same remote bots in both, the second queued
+    # behind the first: when the first is finished, the bots must stay for the second.
+    first, tokens = remote_tournament(store, seed=3)
+    second, _ = remote_tournament(store, seed=4)
+    assert first.id is not None and second.id is not None
+
+    async def run() -> tuple[dict[str, str | None], dict[str, str | None]]:
+        async with arena_with_remotes(store, tmp_path, tokens) as (arena, remotes):
+            player = MatchPlayer(store, arena, tmp_path, "w")
+            for index in range(6):
+                await player.play(first.id or 0, index)
+            await asyncio.sleep(0.2)  # a Goodbye, if sent, has arrived
+            after_first = remotes.goodbyes()
+            for index in range(6):
+                await player.play(second.id or 0, index)
+            await asyncio.wait_for(asyncio.gather(*remotes.tasks), 10)
+            return after_first, remotes.goodbyes()
+
+    after_first, after_second = asyncio.run(run())
+    assert after_first == dict.fromkeys(REMOTE, None)
+    assert after_second == dict.fromkeys(REMOTE, TOURNAMENT_FINISHED)
+    for match in store.matches(second.id):
+        assert match.status == MatchStatus.FINISHED.value
+        assert not any((match.record or {})["forfeited"]), match.record
+
+
 def test_the_running_attempt_of_a_worker_that_died_is_voided_and_played_again(
     store: Store, tmp_path: Path
 ) -> None:
@@ -351,8 +380,11 @@ def test_workers_need_postgresql_and_get_libpqs_own_url() -> None:
     )
     assert conninfo("postgresql://u@h/cs") == "postgresql://u@h/cs"
     with pytest.raises(DatabaseUrlError) as refused:
-        conninfo("sqlite:///cs.db")
-    assert "workers share a PostgreSQL database; give postgresql://…" in str(refused.value)
+        conninfo("mysql://u:secret@h/cs")
+    assert str(refused.value) == (
+        "bad database URL 'mysql://u:***@h/cs': "  # the password is not repeated
+        "workers share a PostgreSQL database; give postgresql://…"
+    )
 
 
 def test_the_task_retries_failures_on_the_shared_queue() -> None:
