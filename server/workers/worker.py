@@ -199,20 +199,19 @@ class MatchPlayer:
             # Its bots may be entered in another tournament pinned here whose jobs wait in
             # the queue: that one holds them from now, not from its first match, or they
             # would leave on their Goodbye and forfeit every match of it.
-            waiting = await asyncio.to_thread(self._remote_bots_waiting, tournament_id)
+            waiting = await asyncio.to_thread(self._remote_bots_waiting)
             for other, bots in waiting.items():
                 self.held[other] = bots
                 self.arena.hold(bots)
             await self.arena.release(self.held.pop(tournament_id), TOURNAMENT_FINISHED)
 
-    def _remote_bots_waiting(self, finished: int) -> dict[int, list[str]]:
-        """The remote bots of this worker's other unfinished tournaments not yet held, by
+    def _remote_bots_waiting(self) -> dict[int, list[str]]:
+        """The remote bots of this worker's unfinished tournaments not yet held, by
         tournament (run in a thread: it reads the store)."""
         waiting: dict[int, list[str]] = {}
         for other in self.store.list_tournaments():
             if (
                 other.id is None
-                or other.id == finished
                 or other.id in self.held
                 or other.worker != self.name
                 or other.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)

@@ -58,7 +58,7 @@ from server.workers.worker import (
 )
 from tests.server.conftest import RANDOM_BOT
 from tournaments.errors import DatabaseUrlError, TournamentError
-from tournaments.models import BotArchive, MatchStatus, Tournament
+from tournaments.models import BotArchive, MatchStatus, Tournament, TournamentStatus
 from tournaments.store import Store
 
 REMOTE = ("r1", "r2", "r3")  # a Knaves round robin of three: six matches
@@ -194,30 +194,39 @@ def test_a_job_plays_its_match_once_and_the_last_commit_says_goodbye(
 def test_remote_bots_another_tournament_of_this_worker_still_needs_are_not_told_goodbye(
     store: Store, tmp_path: Path
 ) -> None:
-    # Two tournaments pinned to one worker, the same remote bots in both, the second queued
-    # behind the first: when the first is finished, the bots must stay for the second.
+    # Tournaments pinned to one worker with the same remote bots: one under way (its first
+    # match played), one queued behind (none played yet). When the first is finished, the
+    # bots must stay for both; once those are finished too, they are told Goodbye. A
+    # cancelled tournament and one of another worker hold nobody here.
     first, tokens = remote_tournament(store, seed=3)
-    second, _ = remote_tournament(store, seed=4)
-    assert first.id is not None and second.id is not None
+    started, _ = remote_tournament(store, seed=4)
+    queued, _ = remote_tournament(store, seed=5)
+    cancelled, _ = remote_tournament(store, seed=6)
+    elsewhere, _ = remote_tournament(store, "other", seed=7)
+    ids = [t.id or 0 for t in (first, started, queued, cancelled, elsewhere)]
+    store.set_tournament_status(ids[3], TournamentStatus.CANCELLED)
 
     async def run() -> tuple[dict[str, str | None], dict[str, str | None]]:
         async with arena_with_remotes(store, tmp_path, tokens) as (arena, remotes):
             player = MatchPlayer(store, arena, tmp_path, "w")
+            await player.play(ids[1], 0)
             for index in range(6):
-                await player.play(first.id or 0, index)
+                await player.play(ids[0], index)
             await asyncio.sleep(0.2)  # a Goodbye, if sent, has arrived
             after_first = remotes.goodbyes()
-            for index in range(6):
-                await player.play(second.id or 0, index)
+            for tid in ids[1:3]:
+                for index in range(6):
+                    await player.play(tid, index)
             await asyncio.wait_for(asyncio.gather(*remotes.tasks), 10)
             return after_first, remotes.goodbyes()
 
-    after_first, after_second = asyncio.run(run())
+    after_first, after_all = asyncio.run(run())
     assert after_first == dict.fromkeys(REMOTE, None)
-    assert after_second == dict.fromkeys(REMOTE, TOURNAMENT_FINISHED)
-    for match in store.matches(second.id):
-        assert match.status == MatchStatus.FINISHED.value
-        assert not any((match.record or {})["forfeited"]), match.record
+    assert after_all == dict.fromkeys(REMOTE, TOURNAMENT_FINISHED)
+    for tid in ids[:3]:
+        for match in store.matches(tid):
+            assert match.status == MatchStatus.FINISHED.value
+            assert not any((match.record or {})["forfeited"]), match.record
 
 
 def test_the_running_attempt_of_a_worker_that_died_is_voided_and_played_again(
