@@ -622,6 +622,32 @@ def test_a_worker_plays_its_queues_until_empty_and_leaves_other_workers_jobs(
     }
 
 
+def test_a_worker_without_a_port_tells_nobody_and_stops_on_an_empty_queue(
+    postgres_database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[bool] = []
+    watched: list[tuple[float, float]] = []
+    real_make_app = worker.make_app
+
+    def make_app_spy(url: str, *, durable: bool = True) -> procrastinate.App:
+        made.append(durable)
+        return real_make_app(url, durable=durable)
+
+    async def retry_stalled_spy(app: procrastinate.App, every_s: float, stalled_s: float) -> None:
+        watched.append((every_s, stalled_s))
+
+    monkeypatch.setattr(worker, "make_app", make_app_spy)
+    monkeypatch.setattr(worker, "retry_stalled", retry_stalled_spy)
+    said: list[str] = []
+    settings = WorkerSettings("w", tmp_path, heartbeat_s=0.25, stalled_s=3, until_empty=True)
+    played = asyncio.run(
+        asyncio.wait_for(run_worker(postgres_database, settings, NO_SANDBOX, said.append), 60)
+    )
+    assert played == 0 and said == []
+    assert made == [False]  # a worker's queue changes skip the disk flush
+    assert watched == [(0.25, 3)]
+
+
 def test_a_queue_older_than_this_procrastinate_is_refused(postgres_database: str) -> None:
     async def ensure() -> None:
         app = make_app(postgres_database)
