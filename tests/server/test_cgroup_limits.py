@@ -183,3 +183,69 @@ def test_kill_all_kills_every_process_left_and_removes_the_groups(
     monkeypatch.setattr(Path, "rmdir", cgroupfs_rmdir)
     group.kill_all()
     assert not any(d.exists() for d in group.dirs.values())
+
+
+def test_the_first_bot_of_a_server_sweeps_what_dead_servers_left(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    swept: list[int] = []
+
+    def sweep() -> list[Path]:
+        swept.append(1)
+        return []
+
+    monkeypatch.setattr(cgroups, "_swept", False)
+    monkeypatch.setattr(cgroups, "sweep_stale_cgroups", sweep)
+    tree(monkeypatch, "v2", {"pids": tmp_path / "cardshark"})
+    BotCgroups("1-0", BotLimits())
+    BotCgroups("1-1", BotLimits())
+    assert swept == [1] and cgroups._swept
+
+
+def test_stale_groups_are_those_of_dead_servers_empty_and_old_enough(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    roots = {"memory": tmp_path / "memory", "pids": tmp_path / "pids"}
+    tree(monkeypatch, "v1", roots)
+    old = 1_000_000.0  # seconds since the epoch: long ago
+
+    def group(root: Path, name: str, aged: bool = True) -> Path:
+        path = root / name
+        path.mkdir(parents=True)
+        if aged:
+            os.utime(path, (old, old))
+        return path
+
+    stale = [
+        group(roots["memory"], f"{gone.pid}-0"),
+        group(roots["pids"], f"{gone.pid}-3"),
+    ]
+    kept = [
+        group(roots["memory"], f"{os.getpid()}-1"),  # its server lives
+        group(roots["memory"], f"{gone.pid}-x"),  # not a bot's name
+        group(roots["memory"], "cardshark-extra"),
+        group(roots["memory"], f"-{gone.pid}"),
+        group(roots["pids"], f"{gone.pid}-4", aged=False),  # made just now: maybe a live launch's
+    ]
+    busy = group(roots["pids"], f"{gone.pid}-5")
+    (busy / "cgroup.procs").write_text("")  # rmdir refuses it, as the kernel would
+    os.utime(busy, (old, old))  # (the file made it new again)
+    assert sorted(cgroups.sweep_stale_cgroups()) == sorted(stale)
+    assert not any(p.exists() for p in stale) and all(p.exists() for p in [*kept, busy])
+    assert cgroups.sweep_stale_cgroups(min_age_s=0) == [roots["pids"] / f"{gone.pid}-4"]
+
+
+def test_a_process_is_alive_while_it_runs_whoever_it_runs_as(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert cgroups._pid_alive(os.getpid()) and not cgroups._pid_alive(gone.pid)
+
+    def not_ours(pid: int, sig: int) -> None:
+        raise PermissionError(pid)
+
+    monkeypatch.setattr(os, "kill", not_ours)
+    assert cgroups._pid_alive(gone.pid)
