@@ -116,9 +116,10 @@ def test_without_cores_given_a_bot_gets_those_of_its_starter(
     (root / "cpuset.cpus").write_text("0-7")
     (root / "cpuset.mems").write_text("0-1")
     tree(monkeypatch, "v1", {"cpuset": root})
+    # This process is pinned (a worker's core); other processes are not.
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {6, 2} if pid == 0 else {0, 1})
     group = BotCgroups("9-0", BotLimits())
-    mine = ",".join(map(str, sorted(os.sched_getaffinity(0))))
-    assert (root / "9-0" / "cpuset.cpus").read_text() == mine
+    assert (root / "9-0" / "cpuset.cpus").read_text() == "2,6"
     assert (root / "9-0" / "cpuset.mems").read_text() == "0-1"
     assert (root / "cpuset.cpus").read_text() == "0-7"  # the parent's: left as it was
     assert group.cpu_meter() is None and group.kinds == frozenset({"cpuset"})
@@ -249,3 +250,14 @@ def test_a_process_is_alive_while_it_runs_whoever_it_runs_as(
 
     monkeypatch.setattr(os, "kill", not_ours)
     assert cgroups._pid_alive(gone.pid)
+
+
+def test_a_cpuset_whose_parent_cannot_be_read_still_gets_the_bots_cores(
+    no_sweep: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = tmp_path / "cpuset" / "cardshark"  # no cpuset files to read anywhere
+    tree(monkeypatch, "v1", {"cpuset": root})
+    BotCgroups("9-1", BotLimits(cpus=(4,)))
+    assert (root / "9-1" / "cpuset.cpus").read_text() == "4"
+    assert (root / "9-1" / "cpuset.mems").read_text() == ""
+    assert sorted(p.name for p in root.iterdir()) == ["9-1"]  # nothing written to the parent

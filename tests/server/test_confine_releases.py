@@ -72,3 +72,14 @@ def test_each_launch_takes_the_lowest_free_uid_slot_and_release_frees_it_once(
     launch.release()  # twice: nothing more to free, no other launch's slot
     assert sandbox._slots_in_use == {0, 1, 3, 4}
     assert sandbox._take_slot() == 2
+
+
+def test_a_launch_whose_descriptor_is_closed_already_starts_and_releases_quietly() -> None:
+    read, write = os.pipe()
+    os.close(read)
+    launch = Confinement(SandboxPolicy(), ["x"], {}, None, None, (read, write))
+    launch.started()  # the first is gone already: the second is still closed
+    assert launch.pass_fds == ()
+    with pytest.raises(OSError):
+        os.fstat(write)
+    launch.release()

@@ -135,9 +135,10 @@ def system_mounts() -> list[tuple[str, ...]]:
 
 
 def test_every_mount_of_a_root_launch_is_read_only_but_tmp_and_home(
-    tmp_path: Path, bot: Path, referee_socket: str
+    tmp_path: Path, bot: Path, referee_socket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert os.geteuid() == 0, "the sandbox drops to a uid of its own only when run as root"
+    monkeypatch.setattr(sandbox, "_slots_in_use", {0, 1, 2})  # this launch's slot: 3
     sdk = tmp_path / "sdk"
     sdk.mkdir()
     limits = BotLimits(memory_mb=300, pids=20, cpu_s=7, open_files=99, file_size_mb=3, tmp_mb=5)
@@ -146,7 +147,7 @@ def test_every_mount_of_a_root_launch_is_read_only_but_tmp_and_home(
     launch = confine(policy, ["python3", str(bot), "--seat", "x"], referee_socket, "tok")
     try:
         seen = parse(launch.argv)
-        assert launch.slot is not None and launch.cgroups is not None
+        assert launch.slot == 3 and launch.cgroups is not None
         cgroups, slot = launch.cgroups, launch.slot
         assert sorted(cgroups.dirs.values())[0].name == f"{os.getpid()}-{slot}"
         assert seen.join == cgroups.procs_files() and seen.join

@@ -665,3 +665,7 @@ def test_a_queue_older_than_this_procrastinate_is_refused(postgres_database: str
     with pytest.raises(QueueSchemaOutdatedError) as refused:
         asyncio.run(ensure())
     assert (refused.value.found, refused.value.newest) == ("03.00.00_01_old", newest())
+    assert str(refused.value) == (
+        f"the task queue's schema is at procrastinate migration 03.00.00_01_old, this "
+        f"cardshark needs {newest()}: run `cardshark db upgrade` with the same --db first"
+    )
