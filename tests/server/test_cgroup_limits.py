@@ -261,3 +261,56 @@ def test_a_cpuset_whose_parent_cannot_be_read_still_gets_the_bots_cores(
     assert (root / "9-1" / "cpuset.cpus").read_text() == "4"
     assert (root / "9-1" / "cpuset.mems").read_text() == ""
     assert sorted(p.name for p in root.iterdir()) == ["9-1"]  # nothing written to the parent
+
+
+def test_a_group_left_by_an_earlier_bot_of_the_same_slot_is_used_again(
+    no_sweep: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    roots = {k: tmp_path / k / "cardshark" for k in ("cpuacct", "memory", "pids")}
+    (tmp_path / "cpuacct").write_text("")  # the first controller cannot have a group
+    (roots["pids"] / "3-0").mkdir(parents=True)  # its rmdir failed last time
+    (roots["memory"] / "3-0" / "memory.swappiness").mkdir(parents=True)  # no swappiness here
+    tree(monkeypatch, "v1", roots)
+    group = BotCgroups("3-0", BotLimits(memory_mb=2, pids=3))
+    # The others are still made; swappiness alone failing loses no controller.
+    assert group.dirs == {"memory": roots["memory"] / "3-0", "pids": roots["pids"] / "3-0"}
+    assert (roots["memory"] / "3-0" / "memory.limit_in_bytes").read_text() == str(2 << 20)
+    assert (roots["pids"] / "3-0" / "pids.max").read_text() == "3"
+
+
+def test_a_v2_parent_that_refuses_its_controllers_still_gets_the_bots_limits(
+    no_sweep: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    mine = tmp_path / "cardshark"
+    (mine / "cgroup.subtree_control").mkdir(parents=True)  # unwritable
+    tree(monkeypatch, "v2", {"memory": mine, "pids": mine})
+    group = BotCgroups("8-0", BotLimits(memory_mb=1, pids=2))
+    assert group.kinds == frozenset({"memory", "pids"})
+    assert (mine / "8-0" / "pids.max").read_text() == "2"
+
+
+def test_kill_all_gives_up_on_processes_it_cannot_kill_after_50_rounds(
+    no_sweep: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tree(monkeypatch, "v2", {"pids": tmp_path / "cardshark"})
+    group = BotCgroups("4-0", BotLimits())
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    rounds: list[int] = []
+
+    def stuck() -> set[int]:  # a group the kernel never empties
+        rounds.append(1)
+        return {gone.pid}
+
+    monkeypatch.setattr(group, "pids", stuck)
+    group.kill_all()  # the process is gone: nothing to raise
+    assert len(rounds) == 50
+    killed: list[int] = []
+
+    def not_ours(pid: int, sig: int) -> None:
+        killed.append(pid)
+        raise PermissionError(pid)
+
+    monkeypatch.setattr(os, "kill", not_ours)
+    group.kill_all()  # another user's: nothing to raise either
+    assert killed == [gone.pid] * 50
