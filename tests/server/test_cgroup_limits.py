@@ -314,3 +314,10 @@ def test_kill_all_gives_up_on_processes_it_cannot_kill_after_50_rounds(
     monkeypatch.setattr(os, "kill", not_ours)
     group.kill_all()  # another user's: nothing to raise either
     assert killed == [gone.pid] * 50
+
+
+def test_nothing_to_sweep_where_no_group_was_ever_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    tree(monkeypatch, "v1", {"memory": tmp_path / "memory" / "cardshark"})
+    assert cgroups.sweep_stale_cgroups(min_age_s=0) == []

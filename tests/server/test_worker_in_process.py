@@ -636,14 +636,24 @@ def test_a_worker_without_a_port_tells_nobody_and_stops_on_an_empty_queue(
     async def retry_stalled_spy(app: procrastinate.App, every_s: float, stalled_s: float) -> None:
         watched.append((every_s, stalled_s))
 
+    real_arena = worker.worker_arena
+    policies: list[SandboxPolicy] = []
+
+    def worker_arena_spy(settings: WorkerSettings, store: Store, sandbox: SandboxPolicy) -> Arena:
+        policies.append(sandbox)
+        return real_arena(settings, store, sandbox)
+
     monkeypatch.setattr(worker, "make_app", make_app_spy)
     monkeypatch.setattr(worker, "retry_stalled", retry_stalled_spy)
+    monkeypatch.setattr(worker, "worker_arena", worker_arena_spy)
     said: list[str] = []
     settings = WorkerSettings("w", tmp_path, heartbeat_s=0.25, stalled_s=3, until_empty=True)
+    policy = SandboxPolicy(kind="none", code_cache=str(tmp_path / "code"))
     played = asyncio.run(
-        asyncio.wait_for(run_worker(postgres_database, settings, NO_SANDBOX, said.append), 60)
+        asyncio.wait_for(run_worker(postgres_database, settings, policy, said.append), 60)
     )
     assert played == 0 and said == []
+    assert policies == [policy]  # its managed bots are confined as the worker was told
     assert made == [False]  # a worker's queue changes skip the disk flush
     assert watched == [(0.25, 3)]
 
