@@ -22,6 +22,7 @@ from typing import Any
 
 import procrastinate
 import pytest
+from procrastinate.app import WorkerOptions
 from procrastinate.exceptions import ProcrastinateException
 from sqlalchemy import text
 
@@ -634,7 +635,15 @@ def test_a_worker_without_a_port_tells_nobody_and_stops_on_an_empty_queue(
         return real_make_app(url, durable=durable)
 
     async def retry_stalled_spy(app: procrastinate.App, every_s: float, stalled_s: float) -> None:
+        assert isinstance(app, procrastinate.App)
         watched.append((every_s, stalled_s))
+
+    real_options = worker.worker_options
+    players: list[MatchPlayer] = []
+
+    def worker_options_spy(settings: WorkerSettings, player: MatchPlayer) -> WorkerOptions:
+        players.append(player)
+        return real_options(settings, player)
 
     real_arena = worker.worker_arena
     policies: list[SandboxPolicy] = []
@@ -646,6 +655,7 @@ def test_a_worker_without_a_port_tells_nobody_and_stops_on_an_empty_queue(
     monkeypatch.setattr(worker, "make_app", make_app_spy)
     monkeypatch.setattr(worker, "retry_stalled", retry_stalled_spy)
     monkeypatch.setattr(worker, "worker_arena", worker_arena_spy)
+    monkeypatch.setattr(worker, "worker_options", worker_options_spy)
     said: list[str] = []
     settings = WorkerSettings("w", tmp_path, heartbeat_s=0.25, stalled_s=3, until_empty=True)
     policy = SandboxPolicy(kind="none", code_cache=str(tmp_path / "code"))
@@ -654,6 +664,8 @@ def test_a_worker_without_a_port_tells_nobody_and_stops_on_an_empty_queue(
     )
     assert played == 0 and said == []
     assert policies == [policy]  # its managed bots are confined as the worker was told
+    (player,) = players
+    assert (player.log_dir, player.name, player.played) == (tmp_path, "w", 0)
     assert made == [False]  # a worker's queue changes skip the disk flush
     assert watched == [(0.25, 3)]
 
