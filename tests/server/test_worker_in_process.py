@@ -49,6 +49,7 @@ from server.workers.worker import (
     ensure_queue_schema,
     make_app,
     move_jobs,
+    queue_connector,
     queue_for,
     queue_matches,
     retry_stalled,
@@ -411,6 +412,11 @@ def test_the_task_retries_failures_on_the_shared_queue() -> None:
         assert connector._pool_args["conninfo"] == "postgresql://u@h/cs"
         kwargs = connector._pool_args.get("kwargs")
         assert kwargs == (None if durable else UNFLUSHED_COMMITS), kwargs
+    # Unless told otherwise (deferring jobs: `tournament create`), every commit is flushed.
+    connector = make_app("postgresql://u@h/cs").connector
+    assert isinstance(connector, procrastinate.PsycopgConnector)
+    assert connector._pool_args.get("kwargs") is None
+    assert queue_connector("postgresql://u@h/cs")._pool_args.get("kwargs") is None
 
 
 def test_a_worker_takes_one_job_at_a_time_from_both_its_queues_with_its_player(
