@@ -61,6 +61,7 @@ from server.workers.worker import (
 from tests.server.conftest import RANDOM_BOT
 from tournaments.errors import DatabaseUrlError, TournamentError
 from tournaments.models import BotArchive, MatchStatus, Tournament, TournamentStatus
+from tournaments.ratings import SeatOutcome
 from tournaments.store import Store
 
 REMOTE = ("r1", "r2", "r3")  # a Knaves round robin of three: six matches
@@ -78,10 +79,18 @@ class Remotes:
         self.tokens = tokens
         self.clients: dict[str, BotClient] = {}
         self.tasks: list[asyncio.Task[None]] = []
+        self.clocks: set[tuple[int, int]] = set()  # (move_ms, bank_ms) of every match started
+
+    def seen(self, message: pb.RefereeMessage) -> None:
+        if message.WhichOneof("kind") == "match_started":
+            clock = message.match_started.clock
+            self.clocks.add((clock.move_ms, clock.bank_ms))
 
     def dial(self, address: str) -> None:
         for name, token in self.tokens.items():
-            client = BotClient(first_legal, server=address, token=token, reconnect_s=5)
+            client = BotClient(
+                first_legal, server=address, token=token, reconnect_s=5, on_event=self.seen
+            )
             self.clients[name] = client
             self.tasks.append(asyncio.ensure_future(client.run()))
 
@@ -229,6 +238,46 @@ def test_remote_bots_another_tournament_of_this_worker_still_needs_are_not_told_
         for match in store.matches(tid):
             assert match.status == MatchStatus.FINISHED.value
             assert not any((match.record or {})["forfeited"]), match.record
+
+
+def test_a_retried_job_whose_match_was_staged_commits_it_without_playing(
+    store: Store, tmp_path: Path
+) -> None:
+    # The worker that played it staged it, then stopped before its commit.
+    tournament, tokens = remote_tournament(store)
+    tid = tournament.id
+    assert tid is not None
+    match = store.current_attempt(tid, 0)
+    assert match.id is not None
+    store.start_match(match.id)
+    store.stage(match.id, [SeatOutcome(1.0, 0, False)] * 3, None, "gone")
+
+    async def run() -> MatchPlayer:
+        async with Arena(tmp_path) as arena:
+            player = MatchPlayer(store, arena, tmp_path, "w")
+            await player.play(tid, 0)
+            return player
+
+    assert asyncio.run(run()).played == 0
+    assert attempts(store, tid, 0) == [(0, MatchStatus.FINISHED.value, None)]
+    assert staged_by(store) == {}
+
+
+def test_the_tournaments_clock_is_the_clock_of_its_matches(store: Store, tmp_path: Path) -> None:
+    known = {b.name for b in store.list_bots()}
+    tokens = {name: store.add_bot(name)[1] for name in REMOTE if name not in known}
+    tournament = store.create_tournament(
+        "knaves", list(REMOTE), seed=2, worker="w", clock_ms=4321, bank_ms=1234
+    )
+    tid = tournament.id
+    assert tid is not None
+
+    async def run() -> set[tuple[int, int]]:
+        async with arena_with_remotes(store, tmp_path, tokens) as (arena, remotes):
+            await MatchPlayer(store, arena, tmp_path, "w").play(tid, 0)
+            return remotes.clocks
+
+    assert asyncio.run(run()) == {(4321, 1234)}
 
 
 def test_the_running_attempt_of_a_worker_that_died_is_voided_and_played_again(
