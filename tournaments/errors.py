@@ -174,3 +174,14 @@ class MatchAlreadyFinishedError(MatchStateError):
 
 class ResultError(TournamentError, ValueError):
     """A match result that does not fit the match (wrong seat count, bad values)."""
+
+
+class UnknownSubmissionError(NotFoundError):
+    """A submission id that does not exist, or is another author's."""
+
+    def __init__(self, key: object) -> None:
+        super().__init__("submission", key)
+
+
+class SubmissionError(StorageError, ValueError):
+    """A submission the store refuses (a name, a game list, a limit): the message says which."""

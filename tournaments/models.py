@@ -1,4 +1,4 @@
-"""SQLModel tables: authors, bots, tournaments, entrants, matches, seat results, ratings."""
+"""SQLModel tables: authors, bots, submissions, tournaments, matches, results, ratings."""
 
 from __future__ import annotations
 
@@ -108,6 +108,46 @@ class Bot(SQLModel, table=True):
     # Whose bot it is; the store always sets it (bot add: the house author). NULL only in
     # principle: read as the house author's.
     author_id: int | None = Field(default=None, foreign_key="authors.id", index=True)
+    # 1, or n + 1 for an author's submission under the name of their version n (which is
+    # then retired, renamed NAME@vN: docs/submitting.md).
+    version: int = Field(default=1)
+    # A version n + 1 starts each game its predecessor was rated in from that mu (with the
+    # initial sigma): game -> mu, kept so that a recompute starts it there too.
+    prior_mu: dict[str, float] | None = Field(default=None, sa_type=JSON)
+
+
+class SubmissionState(StrEnum):
+    """Where a submitted bot is: received, then built and tested, then accepted or rejected."""
+
+    RECEIVED = "received"
+    BUILDING = "building"
+    TESTING = "testing"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+
+
+SUBMISSION_DONE = (SubmissionState.ACCEPTED, SubmissionState.REJECTED)
+
+
+class Submission(SQLModel, table=True):
+    """A bot's code as its author sent it, and what became of it (docs/submitting.md)."""
+
+    __tablename__ = "submissions"
+
+    id: int | None = Field(default=None, primary_key=True)
+    author_id: int = Field(foreign_key="authors.id", index=True)
+    name: str = Field(max_length=64)
+    games: list[str] = Field(default_factory=list, sa_type=JSON)
+    command: str
+    build: str | None = Field(default=None)
+    # The archive as sent; the one that plays is the same unless a build made another.
+    digest: str = Field(foreign_key="bot_archives.digest", max_length=64)
+    state: str = Field(default=SubmissionState.RECEIVED.value, max_length=16)
+    detail: str = Field(default="")
+    # The bot it became, once accepted.
+    bot_id: int | None = Field(default=None, foreign_key="bots.id")
+    created: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+    updated: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
 
 
 class Tournament(SQLModel, table=True):

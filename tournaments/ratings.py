@@ -178,3 +178,9 @@ def _environment(settings: TrueSkillSettings) -> trueskill.TrueSkill:
         draw_probability=settings.draw_probability,
         backend=None,
     )
+
+
+def prior_rating(mu: float) -> Rating:
+    """Where a bot's new version starts in a game its predecessor was rated in: that mu, with
+    the initial sigma (docs/ratings.md)."""
+    return Rating(mu, DEFAULT_SIGMA)

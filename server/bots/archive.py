@@ -185,14 +185,16 @@ def read_archive(data: bytes, digest: str, cap: int = DEFAULT_CAP_BYTES) -> byte
     return bytes(tar)
 
 
-def check_members(members: list[tarfile.TarInfo], digest: str) -> None:
+def check_members(members: list[tarfile.TarInfo], digest: str, *, label: str | None = None) -> None:
     """Refuse, naming the member, anything that could land outside the directory it is
-    unpacked into or is not plain code: absolute names, '..', links out, devices, hard links."""
+    unpacked into or is not plain code: absolute names, '..', links out, devices, hard links.
+    Messages name "the stored archive DIGEST", or label when given ("the built tree")."""
     seen: set[str] = set()
     links: set[str] = set()
+    whose = label or f"the stored archive {digest[:12]}"
     for member in members:
         name = PurePosixPath(member.name)
-        shown = f"the stored archive {digest[:12]}: member {member.name!r}"
+        shown = f"{whose}: member {member.name!r}"
         if name.is_absolute() or member.name.startswith("/"):
             raise ArchiveError(f"{shown} has an absolute path; refused")
         if ".." in name.parts or not name.parts or name.parts[0] == ".":
@@ -231,9 +233,10 @@ def unpack_tar(tar: bytes, destination: Path, digest: str) -> None:
     check_links(destination, digest)
 
 
-def check_links(root: Path, digest: str) -> None:
+def check_links(root: Path, digest: str, *, label: str | None = None) -> None:
     """Refuse a tree with a symlink that resolves outside it: links through links ('a' ->
     'b/..' with 'b' -> '..') pass a check of each link alone but not this one."""
+    whose = label or f"the stored archive {digest[:12]}"
     real_root = Path(os.path.realpath(root))
     for here, dirs, files in os.walk(root):
         for name in [*dirs, *files]:
@@ -244,8 +247,7 @@ def check_links(root: Path, digest: str) -> None:
             if resolved != real_root and real_root not in resolved.parents:
                 shown = path.relative_to(root).as_posix()
                 raise ArchiveError(
-                    f"the stored archive {digest[:12]}: member {shown!r} links outside the "
-                    "directory; refused"
+                    f"{whose}: member {shown!r} links outside the directory; refused"
                 )
 
 

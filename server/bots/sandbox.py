@@ -30,6 +30,7 @@ UID_BASE = 200_000
 UID_SLOTS = 50_000
 PROTO_DIR = Path(__file__).resolve().parents[2] / "proto"
 CLIENTS_DIR = Path(__file__).resolve().parents[2] / "clients"
+SERVER_PYTHON_BIN = os.path.dirname(sys.executable)  # in the sandbox read-only (_python_dirs)
 SYSTEM_DIRS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 SANDBOX_KINDS = ("bwrap", "none")
 # Run by the server's own Python before bwrap: a child keeps its parent's session keyring (the
@@ -114,7 +115,9 @@ def clean_environment(server: str, token: str, sandboxed: bool) -> dict[str, str
     env = {
         "CARDSHARK_SERVER": server,
         "CARDSHARK_TOKEN": token,
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        # The server's Python first: `python3` in a bot's command is an interpreter with
+        # the Python kit and its gRPC, which a submitted bot cannot name by its path.
+        "PATH": f"{SERVER_PYTHON_BIN}:/usr/local/bin:/usr/bin:/bin",
         "LANG": os.environ.get("LANG", "C.UTF-8"),
         "HOME": HOME_INSIDE,
         "TMPDIR": TMP_INSIDE,
@@ -171,13 +174,16 @@ def confine(
     token: str,
     server: str | None = None,
     workdir: Path | None = None,
+    *,
+    mounts: Sequence[str] = (),
 ) -> Confinement:
     """The command line that starts argv in a new sandbox, reaching the referee by socket_path
     bind-mounted inside; with no socket_path, by `server` (the local transport's inherited
     descriptor, "fd:3": bwrap passes inherited descriptors through) and nothing else.
 
     With workdir (a bot's unpacked stored code), that is the bot's own directory, mounted
-    read-only, and argv runs in it as given (relative paths are the tree's)."""
+    read-only, and argv runs in it as given (relative paths are the tree's).
+    `mounts` are more bwrap options, after the bot's own mounts (a build's tree: build.py)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError("bwrap is not installed (Debian package bubblewrap)")
@@ -208,7 +214,7 @@ def confine(
     try:
         if root:
             confinement.cgroups = BotCgroups(f"{os.getpid()}-{slot}", policy.limits)
-        _launch(confinement, argv, own_dir, socket_path, server, token, bwrap, keyctl, root)
+        _launch(confinement, argv, own_dir, socket_path, server, token, bwrap, keyctl, root, mounts)
     except BaseException:
         confinement.release()
         raise
@@ -225,6 +231,7 @@ def _launch(
     bwrap: str,
     keyctl: int,
     root: bool,
+    mounts: Sequence[str] = (),
 ) -> None:
     """Fill in the launch of a confinement whose uid slot and cgroups are taken."""
     policy, slot, cgroups = confinement.policy, confinement.slot, confinement.cgroups
@@ -259,6 +266,7 @@ def _launch(
         cmd += ["--perms", "0755", "--dir", parent]
     for path in binds:
         cmd += ["--ro-bind", path, path]
+    cmd += mounts
     cmd += ["--chdir", str(own_dir) if own_dir is not None else HOME_INSIDE]
     cmd += ["--proc", "/proc", "--dev", "/dev"]
     if socket_path is not None:

@@ -1,4 +1,5 @@
-"""The cardshark command: serve, authors, bots, tournaments, rankings, matches, games and a demo."""
+"""The cardshark command: serve, authors, bots, tournaments, rankings, matches, games, runtimes
+and a demo."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from server.cli.games import games_command
 from server.cli.match_list import match_list
 from server.cli.matches import match_app
 from server.cli.rankings import rankings, ratings_app
+from server.cli.runtimes import runtimes_command
 from server.cli.serve import serve
 from server.cli.tournament_move import tournament_move
 from server.cli.tournament_show import tournament_show
@@ -52,6 +54,7 @@ app.add_typer(ratings_app, name="ratings")
 app.add_typer(match_app, name="match")
 app.add_typer(db_app, name="db")
 app.command("games")(games_command)
+app.command("runtimes")(runtimes_command)
 app.command("rankings")(rankings)
 app.command("serve")(serve)
 app.command("demo")(demo)
@@ -71,6 +74,20 @@ def bridge(ctx: typer.Context) -> None:
     from cardshark_bot.bridge import bridge_main
 
     raise typer.Exit(bridge_main(list(ctx.args), prog="cardshark bridge"))
+
+
+@app.command(
+    "submit",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def submit(ctx: typer.Context) -> None:
+    """Submit a bot as its author: cardshark submit DIR --key-file F --name N --game G ...
+
+    The same as the kit's `cardshark-bot submit` (its --help lists every option).
+    """
+    from cardshark_bot.submit import main as submit_main
+
+    raise typer.Exit(submit_main(["submit", *ctx.args]))
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -11,6 +11,7 @@ from rich.markup import escape
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from server.cli.match_list import print_matches
 from server.cli.tables import Column, WideOption, print_table
+from tournaments.store import BotProfile
 
 
 def bot_show(
@@ -30,33 +31,43 @@ def bot_show(
         fail(f"--recent must be 0 or more, not {recent}")
     with open_store(db) as store:
         profile = store.bot_profile(name, recent=recent)
-    bot = profile.bot
     if as_json:
-        data = {
-            "id": bot.id,
-            "name": bot.name,
-            "author": profile.author,
-            "kind": "managed" if bot.command else "remote",
-            "created": bot.created.isoformat(),
-            "retired": None if bot.removed is None else bot.removed.isoformat(),
-            "tournaments": profile.tournaments,
-            "ratings": [
-                {
-                    "game": r.game,
-                    "mu": r.mu,
-                    "sigma": r.sigma,
-                    "conservative": r.rating.conservative,
-                    "matches": r.matches,
-                    "mean_score": r.score_sum / r.matches if r.matches else None,
-                    "faults": r.faults,
-                }
-                for r in profile.ratings
-            ],
-            "faults": profile.faults,
-            "recent": [m.to_json() for m in profile.recent],
-        }
-        print(json.dumps(data, indent=2))
+        print(json.dumps(profile_json(profile), indent=2))
         return
+    print_profile(profile, wide)
+
+
+def profile_json(profile: BotProfile) -> dict[str, Any]:
+    """A bot's profile as `bot show --json` prints it."""
+    bot = profile.bot
+    return {
+        "id": bot.id,
+        "name": bot.name,
+        "author": profile.author,
+        "kind": "managed" if bot.command else "remote",
+        "created": bot.created.isoformat(),
+        "retired": None if bot.removed is None else bot.removed.isoformat(),
+        "tournaments": profile.tournaments,
+        "ratings": [
+            {
+                "game": r.game,
+                "mu": r.mu,
+                "sigma": r.sigma,
+                "conservative": r.rating.conservative,
+                "matches": r.matches,
+                "mean_score": r.score_sum / r.matches if r.matches else None,
+                "faults": r.faults,
+            }
+            for r in profile.ratings
+        ],
+        "faults": profile.faults,
+        "recent": [m.to_json() for m in profile.recent],
+    }
+
+
+def print_profile(profile: BotProfile, wide: bool) -> None:
+    """A bot's profile in words and tables: who it is, its ratings, faults and latest matches."""
+    bot = profile.bot
     retired = f", [bold red]retired[/] {bot.removed:%Y-%m-%d %H:%M}" if bot.removed else ""
     console.print(
         f"[bold]bot {bot.name}[/] (id {bot.id}), {'managed' if bot.command else 'remote'}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Annotated
 
 import typer
@@ -11,8 +12,8 @@ from games.registry import get_game
 from server.cli.common import DbOption, JsonOption, console, fail, open_store
 from server.cli.tables import Column, WideOption, print_table
 from server.match.records import FAULT_KINDS
-from tournaments.models import MatchStatus
-from tournaments.store import MatchSummary
+from tournaments.models import MatchStatus, Tournament
+from tournaments.store import MatchSummary, Store
 
 STATUSES = tuple(s.value for s in MatchStatus)
 
@@ -60,46 +61,88 @@ def match_list(
 ) -> None:
     """List matches newest first: id, tournament, status, seats, scores and faults; the
     latest tournament's unless --tournament says which (or all)."""
-    if status is not None and status not in STATUSES:
-        fail(f"unknown --status {status!r}; allowed: {', '.join(STATUSES)}")
-    if fault_kind is not None and fault_kind not in FAULT_KINDS:
-        fail(f"unknown --fault-kind {fault_kind!r}; allowed: {', '.join(FAULT_KINDS)}")
-    if limit < 1:
-        fail(f"--limit must be at least 1, not {limit}")
-    if tournament not in (None, "all") and not tournament.isdigit():
-        fail(f"--tournament takes an id or all, not {tournament!r}")
+    query = MatchQuery(tournament, bot, game, faults, fault_kind, status, limit)
+    query.check()
     with open_store(db) as store:
-        game_name = None if game is None else get_game(game).spec.name
+        listing = query.find(store)
+    if listing is None:
+        return
+    if as_json:
+        print(json.dumps([m.to_json() for m in listing.matches], indent=2))
+        return
+    listing.show(wide)
+
+
+@dataclass(frozen=True)
+class MatchQuery:
+    """The matches `match list` asks for: its filters as given on the command line."""
+
+    tournament: str | None
+    bot: str | None
+    game: str | None
+    faults: bool
+    fault_kind: str | None
+    status: str | None
+    limit: int
+
+    def check(self) -> None:
+        """Refuse an unknown status or fault kind, a bad limit or tournament, in one line."""
+        if self.status is not None and self.status not in STATUSES:
+            fail(f"unknown --status {self.status!r}; allowed: {', '.join(STATUSES)}")
+        if self.fault_kind is not None and self.fault_kind not in FAULT_KINDS:
+            fail(f"unknown --fault-kind {self.fault_kind!r}; allowed: {', '.join(FAULT_KINDS)}")
+        if self.limit < 1:
+            fail(f"--limit must be at least 1, not {self.limit}")
+        if self.tournament not in (None, "all") and not self.tournament.isdigit():
+            fail(f"--tournament takes an id or all, not {self.tournament!r}")
+
+    def find(self, store: Store) -> MatchListing | None:
+        """The matches found; None (said on the terminal) when there is no latest tournament
+        to default to."""
+        game_name = None if self.game is None else get_game(self.game).spec.name
         latest = None
-        if tournament is None:
+        chosen = None  # every tournament's
+        if self.tournament is None:
             newest = store.list_tournaments(game=game_name)
             if not newest:
                 of = "" if game_name is None else f" of {game_name}"
                 console.print(f"no matches: no tournaments{of} yet", highlight=False)
-                return
-            latest = newest[0].id
-        chosen = latest if tournament is None else None if tournament == "all" else int(tournament)
+                return None
+            latest = newest[0]
+            chosen = latest.id
+        elif self.tournament != "all":
+            chosen = int(self.tournament)
         found = store.find_matches(
             tournament_id=chosen,
-            bot=bot,
+            bot=self.bot,
             game=game_name,
-            statuses=() if status is None else (status,),
-            faults=faults,
-            fault_kind=fault_kind,
-            limit=limit,
+            statuses=() if self.status is None else (self.status,),
+            faults=self.faults,
+            fault_kind=self.fault_kind,
+            limit=self.limit,
         )
-    if as_json:
-        print(json.dumps([m.to_json() for m in found], indent=2))
-        return
-    if latest is not None:
-        console.print(
-            f"tournament {latest} ({newest[0].game}), the latest "
-            "(--tournament ID or all for others)",
-            highlight=False,
-        )
-    print_matches(found, "Matches", "no matches found", wide)
-    if len(found) == limit:
-        console.print(f"(the newest {limit}; --limit N shows more)", highlight=False)
+        return MatchListing(found, latest, self.limit)
+
+
+@dataclass(frozen=True)
+class MatchListing:
+    """What `match list` found, and the latest tournament when it defaulted to that."""
+
+    matches: list[MatchSummary]
+    latest: Tournament | None
+    limit: int
+
+    def show(self, wide: bool) -> None:
+        """The matches as a table, with which tournament they are of and whether more exist."""
+        if self.latest is not None:
+            console.print(
+                f"tournament {self.latest.id} ({self.latest.game}), the latest "
+                "(--tournament ID or all for others)",
+                highlight=False,
+            )
+        print_matches(self.matches, "Matches", "no matches found", wide)
+        if len(self.matches) == self.limit:
+            console.print(f"(the newest {self.limit}; --limit N shows more)", highlight=False)
 
 
 def print_matches(matches: list[MatchSummary], title: str, empty: str, wide: bool) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -178,8 +179,6 @@ def run_with_progress(
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
-    from server.play.tournament import run_tournament
-
     host = referee.host
 
     status = store.tournament_status(tournament_id)
@@ -204,20 +203,50 @@ def run_with_progress(
             "first match",
             highlight=False,
         )
+    plan = RunPlan(
+        store, tournament_id, referee, tls, sandbox, concurrency, port, allow_absent, wait_s
+    )
+    plan.run(RunFigures(tournament_id, status.finished, status.scheduled, concurrency))
 
-    def waiting(names: list[str]) -> None:
-        where = f"{host}:{port}"
-        console.print(
-            f"waiting up to {wait_s:g} s for remote bot(s) {', '.join(names)} to connect "
-            f"to {where}",
-            highlight=False,
-        )
 
-    figures = RunFigures(tournament_id, status.finished, status.scheduled, concurrency)
-    reporter: Reporter = BarReporter(figures) if console.is_terminal else LineReporter(figures)
-    stopped_by: list[str] = []
+@dataclass(frozen=True)
+class RunPlan:
+    """What `run_with_progress` plays, checked: the tournament, the referee's options, the
+    matches at once and the port remote bots dial."""
 
-    async def play() -> None:
+    store: Store
+    tournament_id: int
+    referee: RefereeOptions
+    tls: TlsConfig | None
+    sandbox: SandboxPolicy
+    concurrency: int
+    port: int
+    allow_absent: bool
+    wait_s: float
+
+    def run(self, figures: RunFigures) -> None:
+        """Play with a progress report; an interruption exits 130 (143 on SIGTERM)."""
+        reporter: Reporter = BarReporter(figures) if console.is_terminal else LineReporter(figures)
+        stopped_by: list[str] = []
+        try:
+            asyncio.run(self.play(reporter, stopped_by))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            reporter.close()
+            interrupted(self.store, self.tournament_id, stopped_by[0] if stopped_by else "Ctrl-C")
+        finally:
+            reporter.close()
+        if figures.load_voids:
+            errors.print(
+                f"[bold yellow]{figures.load_voids} match(es) voided for the server's load "
+                "(timeouts of several bots at once) and replayed: never rated[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
+
+    async def play(self, reporter: Reporter, stopped_by: list[str]) -> None:
+        """Play the unfinished matches; SIGTERM cancels this task (noted in stopped_by)."""
+        from server.play.tournament import run_tournament
+
         task = asyncio.current_task()
         assert task is not None
 
@@ -227,35 +256,29 @@ def run_with_progress(
 
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
         await run_tournament(
-            store,
-            tournament_id,
-            concurrency=concurrency,
-            port=port,
-            host=host,
+            self.store,
+            self.tournament_id,
+            concurrency=self.concurrency,
+            port=self.port,
+            host=self.referee.host,
             on_progress=reporter.update,
-            tls=tls,
-            sandbox=sandbox,
-            cpu_clocks=referee.cpu_clocks,
-            allow_absent=allow_absent,
+            tls=self.tls,
+            sandbox=self.sandbox,
+            cpu_clocks=self.referee.cpu_clocks,
+            allow_absent=self.allow_absent,
             on_bot_exit=bot_stopped,
-            transport=referee.transport,
-            remote_wait_s=wait_s,
-            on_waiting=waiting,
+            transport=self.referee.transport,
+            remote_wait_s=self.wait_s,
+            on_waiting=self.waiting,
         )
 
-    try:
-        asyncio.run(play())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        reporter.close()
-        interrupted(store, tournament_id, stopped_by[0] if stopped_by else "Ctrl-C")
-    finally:
-        reporter.close()
-    if figures.load_voids:
-        errors.print(
-            f"[bold yellow]{figures.load_voids} match(es) voided for the server's load "
-            "(timeouts of several bots at once) and replayed: never rated[/]",
+    def waiting(self, names: list[str]) -> None:
+        """Say which remote bots the run waits for, and where they connect."""
+        where = f"{self.referee.host}:{self.port}"
+        console.print(
+            f"waiting up to {self.wait_s:g} s for remote bot(s) {', '.join(names)} to connect "
+            f"to {where}",
             highlight=False,
-            soft_wrap=True,
         )
 
 

@@ -1,4 +1,4 @@
-"""`cardshark serve`: the referee, the Admin service and the web page."""
+"""`cardshark serve`: the referee, the Admin and Submissions services and the web page."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import contextlib
 import signal
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from server.bots.sandbox import SandboxPolicy
 from server.cli.common import (
     DbOption,
     check_listen,
@@ -23,6 +25,8 @@ from server.cli.common import (
     port_number,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
+from server.submissions.limits import SubmissionLimits
+from server.transport.tls import TlsConfig
 from tournaments.store import Store
 
 
@@ -48,83 +52,130 @@ def serve(
             help="Port of the web page (leaderboards, replays); 0 turns it off.",
         ),
     ] = 8080,
+    submissions_per_hour: Annotated[
+        int, typer.Option(min=0, help="Submissions each author may send an hour (0: no limit).")
+    ] = SubmissionLimits.per_hour,
+    bots_per_author: Annotated[
+        int, typer.Option(min=0, help="Bots each author may have in play (0: no limit).")
+    ] = SubmissionLimits.bots,
+    build_seconds: Annotated[
+        int, typer.Option(min=1, help="Wall time a submission's build may take.")
+    ] = SubmissionLimits.build_seconds,
+    build_mb: Annotated[
+        int, typer.Option(min=1, help="MiB a submission's build may write.")
+    ] = SubmissionLimits.build_mb,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
 ) -> None:
-    """Run the referee for bots, the Admin service for tools and the web page for people."""
-    host, tls_cert, tls_key = referee.host, referee.tls_cert, referee.tls_key
+    """Run the referee for bots, the Admin and Submissions services and the web page."""
+    from server.admin import AdminTokenError, admin_token_source
+
     referee.check()
-    check_listen(host, port)
+    check_listen(referee.host, port)
     if web_port:
         check_listen(
-            host, web_port, port_flag="--web-port", purpose="the web page", zero="no web page"
-        )
-    tls = referee.tls()
-    web_tls = (tls_cert, tls_key) if tls_cert and tls_key else None
-    from server.admin import AdminService, AdminTokenError, admin_token_source
-    from server.play.arena import Arena
-    from server.play.tournament import database_authenticator
-
+            referee.host, web_port, port_flag="--web-port", purpose="the web page",
+            zero="no web page",
+        )  # fmt: skip
     try:
         admin_token, token_warning = admin_token_source(admin_token, admin_token_file, sys.argv)
     except AdminTokenError as exc:
         fail(str(exc))
     if token_warning is not None:
         errors.print(f"[bold yellow]{token_warning}[/]", highlight=False, soft_wrap=True)
+    limits = SubmissionLimits(submissions_per_hour, bots_per_author, build_seconds, build_mb)
+    with open_store(db, create=True) as store:
+        plan = ServePlan(
+            store, referee, port, web_port, log_dir, admin_token, limits, referee.tls(),
+            referee.policy(store, log_dir),
+        )  # fmt: skip
+        log_directory(log_dir)
+        try:
+            stopped_by = asyncio.run(plan.run())
+        except OSError as exc:
+            fail(f"cannot serve on {referee.host}:{port}: {exc}")
+        console.print(f"stopped ({stopped_by})")
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
+
+@dataclass
+class ServePlan:
+    """What `serve` runs, checked: the store, the referee's options, ports and services."""
+
+    store: Store
+    referee: RefereeOptions
+    port: int
+    web_port: int
+    log_dir: Path
+    admin_token: str | None
+    limits: SubmissionLimits
+    tls: TlsConfig | None
+    policy: SandboxPolicy
+
+    async def run(self) -> str:
+        """Serve until Ctrl-C or SIGTERM; returns which stopped it."""
+        from server.admin import AdminService
+        from server.bots.build import BuildLimits
+        from server.play.arena import Arena
+        from server.play.tournament import database_authenticator
+        from server.submissions.service import SubmissionsService
+        from server.submissions.verdicts import Verdicts, VerdictSettings
+
         stop = asyncio.Event()
+        stopped_by: list[str] = []
 
         def stop_on(name: str) -> None:
             stopped_by.append(name)
             stop.set()
 
+        loop = asyncio.get_running_loop()
         for sig, name in ((signal.SIGINT, "Ctrl-C"), (signal.SIGTERM, "SIGTERM")):
             loop.add_signal_handler(sig, stop_on, name)
         arena = Arena(
-            log_dir,
-            host,
-            port,
-            database_authenticator(store),
-            tls=tls,
-            sandbox=policy,
-            cpu_clocks=referee.cpu_clocks,
-            transport=referee.transport,
-        )
-        service = AdminService(store, arena, admin_token)
-        arena.services.append(service.add_to)
+            self.log_dir, self.referee.host, self.port, database_authenticator(self.store),
+            tls=self.tls, sandbox=self.policy, cpu_clocks=self.referee.cpu_clocks,
+            transport=self.referee.transport,
+        )  # fmt: skip
+        admin = AdminService(self.store, arena, self.admin_token)
+        build = BuildLimits(time_s=self.limits.build_seconds, write_mb=self.limits.build_mb)
+        verdicts = Verdicts(self.store, VerdictSettings(self.policy, self.log_dir, build=build))
+        submissions = SubmissionsService(self.store, verdicts, self.limits)
+        arena.services += [admin.add_to, submissions.add_to]
         async with arena:
-            admin = "on" if admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
-            over = "mutual TLS" if tls and tls.mutual else "TLS" if tls else "plain TCP"
-            console.print(f"cardshark serving on {arena.address} ({over}); admin service {admin}")
-            web = await start_web(store, host, web_port, web_tls) if web_port else None
-            if web is not None:
-                scheme = "https" if web_tls else "http"
-                console.print(f"web page on {scheme}://{host}:{web_port}/")
+            await verdicts.start()
+            self._say_where(arena.address)
+            web = await self._start_web()
             try:
                 await stop.wait()
             finally:
-                for tid in await service.interrupt_all():
+                for tid in await admin.interrupt_all():
                     errors.print(
                         f"tournament {tid} interrupted; resume it with: "
                         f"cardshark tournament resume {tid}",
                         highlight=False,
                         markup=False,
                     )
+                await verdicts.stop()
                 if web is not None:
                     await web.stop()
+        return stopped_by[0] if stopped_by else "shut down"
 
-    stopped_by: list[str] = []
-    with open_store(db, create=True) as store:
-        policy = referee.policy(store, log_dir)
-        log_directory(log_dir)
-        try:
-            asyncio.run(main())
-        except OSError as exc:
-            fail(f"cannot serve on {host}:{port}: {exc}")
-        console.print(f"stopped ({stopped_by[0] if stopped_by else 'shut down'})")
+    def _say_where(self, address: str) -> None:
+        admin = "on" if self.admin_token else "off (no CARDSHARK_ADMIN_TOKEN or --admin-token-file)"
+        over = "mutual TLS" if self.tls and self.tls.mutual else "TLS" if self.tls else "plain TCP"
+        console.print(
+            f"cardshark serving on {address} ({over}); admin service {admin}; submissions on"
+        )
+
+    async def _start_web(self) -> WebPage | None:
+        if not self.web_port:
+            return None
+        cert, key = self.referee.tls_cert, self.referee.tls_key
+        web_tls = (cert, key) if cert and key else None
+        web = await start_web(self.store, self.referee.host, self.web_port, web_tls)
+        scheme = "https" if web_tls else "http"
+        console.print(f"web page on {scheme}://{self.referee.host}:{self.web_port}/")
+        return web
 
 
 class WebPage:

@@ -11,6 +11,7 @@ import typer
 
 from games.registry import get_game
 from server.bots.house import resolve_names
+from server.bots.sandbox import SandboxPolicy
 from server.cli.common import (
     REMOTE_HINT,
     AllowAbsentOption,
@@ -23,12 +24,12 @@ from server.cli.common import (
     console,
     fail,
     open_store,
-    parse_options,
     remote_port,
     require_sandbox,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
 from server.cli.running import run_with_progress
+from server.cli.schedule import Schedule
 from server.cli.tables import Column, WideOption, print_table
 from server.cli.tournament_show import show_ending
 from server.cli.until_confident import play_until_confident
@@ -93,31 +94,16 @@ def tournament_run(
     """Create a round robin (or gauntlet), play it with a progress bar, show its standings."""
     names = [b.strip() for b in bots.split(",") if b.strip()]
     goal = confidence_goal(until_confident, max_rounds, rounds)
-    host = referee.host
     referee.check()
-    check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
+    check_listen(referee.host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
     tls = referee.tls()
+    schedule = Schedule(game, rounds, tables, move_ms, bank_ms, seats, option or [], seed, gauntlet)
     with open_store(db) as store:
         names = resolve_names(store, names)  # house:GAME:noise=X: a stored house bot
         policy = referee.policy(store, check=False)
-        entered = [b for b in store.list_bots() if b.name in names]
-        if any(b.command for b in entered) and not create_only:
-            require_sandbox(policy)  # before anything is stored
-        if any(not b.command for b in entered) and not create_only:
-            remote_port(host, port)  # taken: refused before anything is stored
-        tournament = store.create_tournament(
-            game,
-            names,
-            seats=seats,
-            options=parse_options(option or []),
-            rounds=rounds,
-            tables=tables,
-            seed=seed,
-            clock_ms=move_ms,
-            bank_ms=bank_ms,
-            format="gauntlet" if gauntlet else "round_robin",
-        )
-        tid = tournament.id
+        if not create_only:
+            check_entrants(store, names, policy, referee.host, port)
+        tid = schedule.create(store, names).id
         assert tid is not None
         if goal is not None:
             store.set_goal(tid, goal)
@@ -130,16 +116,21 @@ def tournament_run(
         if create_only:
             console.print(f"play it with: cardshark tournament resume {tid}")
             return
-
-        play_to_the_end(
-            store,
-            tid,
-            partial(
-                run_with_progress,
-                *(store, tid, referee, tls, policy, concurrency, port, allow_absent, wait_s),
-            ),
-        )
+        play = (store, tid, referee, tls, policy, concurrency, port, allow_absent, wait_s)
+        play_to_the_end(store, tid, partial(run_with_progress, *play))
         show_ending(store, tid, db)
+
+
+def check_entrants(
+    store: Store, names: list[str], policy: SandboxPolicy, host: str, port: int
+) -> None:
+    """Refuse, before anything is stored, managed entrants where no sandbox works and remote
+    ones when their port is taken."""
+    entered = [b for b in store.list_bots() if b.name in names]
+    if any(b.command for b in entered):
+        require_sandbox(policy)
+    if any(not b.command for b in entered):
+        remote_port(host, port)
 
 
 def play_to_the_end(store: Store, tournament_id: int, play: Callable[[], None]) -> None:

@@ -6,14 +6,15 @@ server.workers.worker is imported where it is used: procrastinate needs psycopg,
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from server.bots.cpu_pin import AUTO, CpuChoiceError, CpuClaim, claim_cpu, parse_cpu, pin_process
 from server.bots.house import resolve_names
+from server.bots.sandbox import SandboxPolicy
 from server.cli.common import (
     DbOption,
     check_listen,
@@ -23,10 +24,14 @@ from server.cli.common import (
     log_directory,
     open_store,
     optional_port,
-    parse_options,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
+from server.cli.schedule import Schedule
+from server.transport.tls import TlsConfig
 from tournaments.models import Tournament
+
+if TYPE_CHECKING:
+    from server.workers.worker import WorkerSettings
 
 
 @referee_options(play=False)
@@ -79,7 +84,7 @@ def worker(
     """Play queued matches of any tournament in a shared PostgreSQL database (and those
     created with --worker NAME, this worker's name), with managed bots started here and, with
     --port, remote bots connected here; SIGTERM finishes the match in play, then stops."""
-    from server.workers.worker import WorkerSettings, conninfo, default_name, run_worker
+    from server.workers.worker import WorkerSettings, conninfo, default_name
 
     with clear_errors():
         conninfo(db)  # refuses a database that is not PostgreSQL, in one line
@@ -88,16 +93,9 @@ def worker(
     except CpuChoiceError as err:
         fail(str(err))
     referee.check()
-    host = referee.host
     if stalled_after <= heartbeat:
         fail(f"--stalled-after {stalled_after} must be longer than --heartbeat {heartbeat}")
-    tls = None
-    if port is None:
-        if referee.tls_given:
-            fail("--tls-cert, --tls-key and --tls-client-ca serve remote bots: give --port too")
-    else:
-        check_listen(host, port)
-        tls = referee.tls()
+    tls = remote_tls(referee, port)
     with open_store(db) as store:  # the schema check, and a clear line for a bad URL
         policy = referee.policy(store, log_dir)
         log_directory(log_dir)
@@ -105,29 +103,53 @@ def worker(
             policy = replace(policy, code_cache=str(bot_cache.expanduser().resolve()))
         url = store.engine.url.render_as_string(hide_password=False)
     settings = WorkerSettings(
-        name or default_name(),
-        log_dir,
-        heartbeat,
-        stalled_after,
-        until_empty=until_empty,
-        host=host,
-        port=port,
-        tls=tls,
-    )
+        name or default_name(), log_dir, heartbeat, stalled_after, until_empty=until_empty,
+        host=referee.host, port=port, tls=tls,
+    )  # fmt: skip
+    WorkerPlan(url, settings, policy, cpu, cpu_choice).run()
 
-    def listening(address: str) -> None:
-        console.print(f"worker {settings.name}: remote bots dial {address}", highlight=False)
 
-    try:
-        claim = claim_cpu(cpu_choice)
-    except (CpuChoiceError, OSError) as err:
-        fail(f"--cpu {cpu}: {err}")
-    console.print(f"worker {settings.name}: {pinned_line(cpu_choice, claim)}", highlight=False)
-    if claim is not None:
-        pin_process(claim.cpu)  # before the loop starts threads or bots: they inherit it
-    with clear_errors():
-        played = asyncio.run(run_worker(url, settings, policy, listening))
-    console.print(f"worker {settings.name}: {played} matches played", highlight=False)
+def remote_tls(referee: RefereeOptions, port: int | None) -> TlsConfig | None:
+    """The TLS remote bots connect with, if a --port lets them connect; TLS files without a
+    port are refused in one line."""
+    if port is None:
+        if referee.tls_given:
+            fail("--tls-cert, --tls-key and --tls-client-ca serve remote bots: give --port too")
+        return None
+    check_listen(referee.host, port)
+    return referee.tls()
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """What `worker` runs, checked: the queue's database, its settings, the bots' sandbox and
+    the core it asked for."""
+
+    url: str
+    settings: WorkerSettings
+    policy: SandboxPolicy
+    cpu: str  # as given, for its error line
+    cpu_choice: str | int
+
+    def run(self) -> None:
+        """Claim the core, pin to it, play queued matches until stopped; say how many."""
+        from server.workers.worker import run_worker
+
+        name = self.settings.name
+        try:
+            claim = claim_cpu(self.cpu_choice)
+        except (CpuChoiceError, OSError) as err:
+            fail(f"--cpu {self.cpu}: {err}")
+        console.print(f"worker {name}: {pinned_line(self.cpu_choice, claim)}", highlight=False)
+        if claim is not None:
+            pin_process(claim.cpu)  # before the loop starts threads or bots: they inherit it
+        with clear_errors():
+            played = asyncio.run(run_worker(self.url, self.settings, self.policy, self.listening))
+        console.print(f"worker {name}: {played} matches played", highlight=False)
+
+    def listening(self, address: str) -> None:
+        """Say where remote bots dial this worker."""
+        console.print(f"worker {self.settings.name}: remote bots dial {address}", highlight=False)
 
 
 def pinned_line(choice: str | int, claim: CpuClaim | None) -> str:
@@ -176,6 +198,7 @@ def tournament_create(
     names = [b.strip() for b in bots.split(",") if b.strip()]
     if worker is not None and not worker.strip():
         fail("--worker needs a worker's name (its --name)")
+    schedule = Schedule(game, rounds, tables, move_ms, bank_ms, seats, option or [], seed, gauntlet)
     with open_store(db, create=True) as store:
         names = resolve_names(store, names)
         shared = store.engine.dialect.name == "postgresql"
@@ -188,19 +211,7 @@ def tournament_create(
                 f"{'are' if len(remote) > 1 else 'is'} remote (no --command): give --worker "
                 "NAME, the worker they connect to (`cardshark worker --name NAME --port P`)"
             )
-        tournament = store.create_tournament(
-            game,
-            names,
-            seats=seats,
-            options=parse_options(option or []),
-            rounds=rounds,
-            tables=tables,
-            seed=seed,
-            clock_ms=move_ms,
-            bank_ms=bank_ms,
-            format="gauntlet" if gauntlet else "round_robin",
-            worker=worker,
-        )
+        tournament = schedule.create(store, names, worker)
         tid = tournament.id
         assert tid is not None
         indices = [m.schedule_index for m in store.pending_matches(tid)]

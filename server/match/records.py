@@ -88,6 +88,26 @@ class MatchRecord:
             "code": list(self.code),
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MatchRecord:
+        """A record as to_json wrote it (as the store keeps it)."""
+        return cls(
+            match_id=str(data["match_id"]),
+            game=str(data["game"]),
+            options=dict(data.get("options") or {}),
+            seed=int(data["seed"]),
+            seats=[str(s) for s in data["seats"]],
+            actions=list(data.get("actions") or []),
+            move_ms=list(data.get("move_ms") or []),
+            faults=[Fault(**f) for f in data.get("faults") or []],
+            scores=list(data.get("scores") or []),
+            ranks=list(data.get("ranks") or []),
+            forfeited=list(data.get("forfeited") or []),
+            status=data.get("status", "running"),
+            reason=str(data.get("reason", "")),
+            code=list(data.get("code") or []),
+        )
+
     def faults_of(self, seat: int) -> list[Fault]:
         """The faults charged to one seat."""
         return [f for f in self.faults if f.seat == seat]

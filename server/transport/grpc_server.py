@@ -13,7 +13,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from cardshark.v1 import admin_pb2, referee_pb2
+from cardshark.v1 import admin_pb2, referee_pb2, submissions_pb2
 from server.match.hub import BotHub
 from server.match.limits import SERVER_OPTIONS
 from server.transport.connections import ConnectionGuard, HelloDeadline
@@ -66,6 +66,7 @@ async def start_server(
     names = (
         referee_pb2.DESCRIPTOR.services_by_name["Referee"].full_name,
         admin_pb2.DESCRIPTOR.services_by_name["Admin"].full_name,
+        submissions_pb2.DESCRIPTOR.services_by_name["Submissions"].full_name,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )

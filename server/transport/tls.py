@@ -111,6 +111,7 @@ def plain_tcp_warning(host: str, tls: TlsConfig | None) -> str | None:
     if tls is not None or is_loopback(host):
         return None
     return (
-        f"warning: serving plain TCP on {host} without TLS: tokens cross the network in clear "
+        f"warning: serving plain TCP on {host} without TLS: bot tokens, author keys and "
+        "submitted code cross the network in clear "
         "(give --tls-cert and --tls-key)"
     )

@@ -22,7 +22,7 @@ from games.registry import all_games, get_game
 from server.match.live import LIVE, LiveMatches
 from server.views.replay import replay_json
 from server.views.transcript import seat_code, seat_names
-from server.web.bot import rating_series
+from server.web.bot import author_label, rating_series, successor
 from server.web.live import Pulse, stream
 from server.web.spectate import DELAY, spectate
 from server.web.tournament import (
@@ -128,7 +128,12 @@ class Site:
             game = get_game(request.path_params["game"]).spec
         except UnknownGameError as exc:
             raise HTTPException(404, str(exc)) from None
-        return {"game": game, "rows": ranking_rows(self.store.rankings(game.name))}
+        return {"game": game, "rows": self.ranking_rows(game.name)}
+
+    def ranking_rows(self, game: str) -> list[dict[str, Any]]:
+        """A game's leaderboard rows, each bot with its version and author."""
+        rows = self.store.rankings(game)
+        return ranking_rows(rows, web_queries.bot_tags(self.store, [r.bot_id for r in rows]))
 
     def rankings(self, request: Request) -> Response:
         """/rankings/{game}: a game's leaderboard."""
@@ -137,12 +142,11 @@ class Site:
     def rankings_events(self, request: Request) -> Response:
         """/api/rankings/{game}/events: the leaderboard's rows as they change."""
         name = self.board(request)["game"].name
-        return stream(
-            self.pulse, lambda: {"rows": ranking_rows(self.store.rankings(name))}, "rankings"
-        )
+        return stream(self.pulse, lambda: {"rows": self.ranking_rows(name)}, "rankings")
 
     def bot(self, request: Request) -> Response:
-        """/bots/{name}: a bot's ratings, their history, its faults and recent matches."""
+        """/bots/{name}: a bot's author and versions, its ratings, their history, its faults
+        and recent matches."""
         # A retired bot's page still answers: its matches are listed everywhere else.
         profile = self.store.bot_profile(request.path_params["name"], recent=0)
         found = profile.bot
@@ -151,10 +155,14 @@ class Site:
             r.game: rating_series(web_queries.bot_history(self.store, found.id, r.game))
             for r in profile.ratings
         }
+        versions = web_queries.bot_versions(self.store, found)
         return self.page(
             request,
             "bot.html",
             bot=found,
+            author=author_label(profile.author),
+            versions=versions,
+            successor=successor(versions, found.version) if found.removed else None,
             ratings=profile.ratings,
             history=history,
             faults=profile.faults,

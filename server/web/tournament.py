@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from server.web.bot import tagged
 from tournaments.models import Match, MatchStatus
 from tournaments.standings import Estimate, TournamentResult, summarise
 from tournaments.store import RankingRow, TournamentRows, web_queries
 from tournaments.store.base import StoreBase
+from tournaments.store.web_queries import BotTag
 
 LISTED = 300  # matches shown at once; the filters narrow the rest down
 CROSS_SHOWN = 24  # bots of the cross-table shown unless all are asked for (?cross=all)
@@ -120,32 +122,34 @@ def _fixed(value: float | None, digits: int) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def standing_rows(result: TournamentResult) -> list[dict[str, Any]]:
+def standing_rows(
+    result: TournamentResult, tags: Mapping[int, BotTag] | None = None
+) -> list[dict[str, Any]]:
     """The standings as the page shows them: every cell already formatted (the live page
-    writes the same strings)."""
+    writes the same strings), each bot with its version label and author from `tags`."""
+    tags = tags or {}
     rows = []
     for rank, s in enumerate(result.standings, 1):
         rating = "–"
         if s.before is not None and s.after is not None:
             rating = f"{s.before.mu:.2f} → {s.after.mu:.2f}"
-        rows.append(
-            {
-                "bot": s.bot,
-                "retired": s.retired,
-                "cells": [
-                    str(rank),
-                    s.bot,
-                    str(s.matches),
-                    _fixed(s.mean, 2),
-                    f"{s.total:g}",
-                    " / ".join(str(p) for p in s.places),
-                    str(s.faults),
-                    str(s.forfeits),
-                    rating,
-                    _fixed(result.p_above_next(s.bot_id), 3),
-                ],
-            }
-        )
+        row = {
+            "bot": s.bot,
+            "retired": s.retired,
+            "cells": [
+                str(rank),
+                s.bot,
+                str(s.matches),
+                _fixed(s.mean, 2),
+                f"{s.total:g}",
+                " / ".join(str(p) for p in s.places),
+                str(s.faults),
+                str(s.forfeits),
+                rating,
+                _fixed(result.p_above_next(s.bot_id), 3),
+            ],
+        }
+        rows.append(tagged(row, tags.get(s.bot_id)))
     return rows
 
 
@@ -170,14 +174,18 @@ def cross_rows(result: TournamentResult, limit: int | None = None) -> list[dict[
     ]
 
 
-def live_json(result: TournamentResult, cross_limit: int | None = CROSS_SHOWN) -> dict[str, Any]:
-    """What a tournament page updates live: status, progress, standings and cross-table (its
-    first `cross_limit` bots)."""
+def live_json(
+    result: TournamentResult,
+    tags: Mapping[int, BotTag] | None = None,
+    cross_limit: int | None = CROSS_SHOWN,
+) -> dict[str, Any]:
+    """What a tournament page updates live: status, progress, standings (with each bot's
+    version and author from `tags`) and cross-table (its first `cross_limit` bots)."""
     return {
         "status": result.tournament.status,
         "finished": result.finished,
         "scheduled": result.scheduled,
-        "standings": standing_rows(result),
+        "standings": standing_rows(result, tags),
         "cross": cross_rows(result, cross_limit),
         "cross_all": cross_limit is None or cross_limit >= len(result.standings),
     }
@@ -190,12 +198,13 @@ class TournamentView:
     rows: TournamentRows
     result: TournamentResult
     matches: list[MatchRow]
+    tags: dict[int, BotTag]
     live: dict[str, Any]
 
     @cached_property
     def live_all(self) -> dict[str, Any]:
         """The live data with the whole cross-table (made when first asked for)."""
-        return live_json(self.result, None)
+        return live_json(self.result, self.tags, None)
 
 
 class TournamentViews:
@@ -220,7 +229,10 @@ class TournamentViews:
         rows = web_queries.tournament_rows(self._store, tournament_id)
         result = summarise(rows)
         names = {b.id: b.name for b in rows.entrants if b.id is not None}
-        view = TournamentView(rows, result, match_rows(rows.matches, names), live_json(result))
+        tags = web_queries.bot_tags(self._store, names)
+        view = TournamentView(
+            rows, result, match_rows(rows.matches, names), tags, live_json(result, tags)
+        )
         with self._lock:
             self._views[tournament_id] = (key, view)
             while len(self._views) > self._size:
@@ -228,21 +240,27 @@ class TournamentViews:
         return view
 
 
-def ranking_rows(rows: Sequence[RankingRow]) -> list[dict[str, Any]]:
+def ranking_rows(
+    rows: Sequence[RankingRow], tags: Mapping[int, BotTag] | None = None
+) -> list[dict[str, Any]]:
     """A leaderboard as the page shows it, every number formatted (the live page writes the
-    same strings)."""
+    same strings), each bot with its version label and author from `tags`."""
+    tags = tags or {}
     return [
-        {
-            "rank": r.rank,
-            "bot": r.bot,
-            "cells": [
-                f"{r.mu:.2f}",
-                f"{r.sigma:.2f}",
-                f"{r.conservative:.2f}",
-                str(r.matches),
-                f"{r.mean_score:.2f}",
-                str(r.faults),
-            ],
-        }
+        tagged(
+            {
+                "rank": r.rank,
+                "bot": r.bot,
+                "cells": [
+                    f"{r.mu:.2f}",
+                    f"{r.sigma:.2f}",
+                    f"{r.conservative:.2f}",
+                    str(r.matches),
+                    f"{r.mean_score:.2f}",
+                    str(r.faults),
+                ],
+            },
+            tags.get(r.bot_id),
+        )
         for r in rows
     ]

@@ -1,5 +1,6 @@
 """A match record's JSON form is exactly dataclasses.asdict of it, as stored and replayed."""
 
+import json
 from dataclasses import asdict
 
 from server.match.records import Fault, MatchRecord
@@ -28,3 +29,6 @@ def test_to_json_is_asdict_and_shares_nothing() -> None:
     out["options"]["nested"]["a"].append(3)
     assert record.actions == ["play:AS", "play:2C"]
     assert record.options["nested"] == {"a": [1, 2]}
+    # What the store keeps reads back as the record it was, through JSON text as a row is.
+    record.code = ["d" * 64, None, None]
+    assert MatchRecord.from_json(json.loads(json.dumps(record.to_json()))) == record

@@ -26,6 +26,7 @@ from server.bots.sandbox import (
     KEYRING_LAUNCHER,
     NO_SANDBOX,
     PROTO_DIR,
+    SERVER_PYTHON_BIN,
     SOCKET_INSIDE,
     SYSTEM_DIRS,
     TMP_INSIDE,
@@ -205,7 +206,7 @@ def test_every_mount_of_a_root_launch_is_read_only_but_tmp_and_home(
         assert launch.env == {
             "CARDSHARK_SERVER": f"unix:{SOCKET_INSIDE}",
             "CARDSHARK_TOKEN": "tok",
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{SERVER_PYTHON_BIN}:/usr/local/bin:/usr/bin:/bin",
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "HOME": HOME_INSIDE,
             "TMPDIR": TMP_INSIDE,
@@ -229,7 +230,8 @@ def test_a_launch_not_as_root_unshares_the_user_and_limits_by_rlimits_alone(
     limits = BotLimits(memory_mb=300, pids=20, cpu_s=0, open_files=99, file_size_mb=0, tmp_mb=1)
     policy = SandboxPolicy(limits=limits, readonly=())
     relative = os.path.join("mine", "bot.py")
-    launch = confine(policy, ["python3", relative], None, "tok", server="fd:3")
+    extra = ["--bind", str(tmp_path), "/build"]
+    launch = confine(policy, ["python3", relative], None, "tok", server="fd:3", mounts=extra)
     try:
         seen = parse(launch.argv)
         assert launch.cgroups is None and seen.join == [] and seen.setpriv == []
@@ -238,8 +240,9 @@ def test_a_launch_not_as_root_unshares_the_user_and_limits_by_rlimits_alone(
         assert seen.bwrap.index(("--unshare-user",)) == seen.bwrap.index(("--hostname", "bot")) + 1
         own = str(bot.parent)
         # No socket to bind: the bot speaks on its inherited descriptor.
-        assert seen.bwrap[-4:] == [
+        assert seen.bwrap[-5:] == [
             ("--ro-bind", own, own),
+            ("--bind", str(tmp_path), "/build"),  # more mounts, as given (a build's tree)
             ("--chdir", own),
             ("--proc", "/proc"),
             ("--dev", "/dev"),
@@ -387,7 +390,7 @@ def test_the_environment_is_exactly_the_documented_variables(
     inside = {
         "CARDSHARK_SERVER": "unix:/s",
         "CARDSHARK_TOKEN": "tok",
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{SERVER_PYTHON_BIN}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "HOME": HOME_INSIDE,
         "TMPDIR": TMP_INSIDE,
@@ -406,7 +409,7 @@ def test_the_environment_is_exactly_the_documented_variables(
     assert clean_environment("s", "t", sandboxed=False) == {
         "CARDSHARK_SERVER": "s",
         "CARDSHARK_TOKEN": "t",
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{SERVER_PYTHON_BIN}:/usr/local/bin:/usr/bin:/bin",
         "LANG": "de_DE.UTF-8",
         "HOME": "/tmp",
         "TMPDIR": "/tmp",

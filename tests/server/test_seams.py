@@ -44,6 +44,7 @@ class WireBot(BotSession):
     choose: Chooser | None = None
     framed: bool = False  # the local transport's framing around the protobuf bytes
     requests: list[pb.DecisionRequest] = field(default_factory=list)
+    inbox: list[pb.RefereeMessage] = field(default_factory=list)  # every message, in order
 
     def _wire(self, data: bytes) -> bytes:
         if not self.framed:
@@ -52,19 +53,33 @@ class WireBot(BotSession):
         assert used > len(data) and len(frames) == 1
         return frames[0]
 
+    def receive(self, msg: Outgoing) -> pb.RefereeMessage:
+        """What the referee sent, read off the wire as the bot reads it (and kept)."""
+        got = pb.RefereeMessage.FromString(self._wire(service.encode_outgoing(msg)))
+        self.inbox.append(got)
+        return got
+
+    def reply(self, data: bytes, after_s: float = 0.0) -> None:
+        """Send bytes to the hub as this bot's next message, after_s seconds from now."""
+        assert self.hub is not None
+        parsed = service.parse_bot_message(self._wire(data))
+        if after_s:
+            self.hub.loop.call_later(after_s, service.route, self.hub, self, parsed)
+        else:
+            self.hub.loop.call_soon(service.route, self.hub, self, parsed)
+
     def send(self, msg: Outgoing) -> None:
         """Read what the referee sent as the bot would, and answer a request at once."""
-        got = pb.RefereeMessage.FromString(self._wire(service.encode_outgoing(msg)))
+        got = self.receive(msg)
         if got.WhichOneof("kind") != "request" or self.closed:
             return
         request = got.request
         self.requests.append(request)
-        assert self.choose is not None and self.hub is not None
+        assert self.choose is not None
         answer = pb.BotMessage(
             decision=pb.Decision(request_id=request.request_id, action_id=self.choose(request))
         )
-        parsed = service.parse_bot_message(self._wire(answer.SerializeToString()))
-        self.hub.loop.call_soon(service.route, self.hub, self, parsed)
+        self.reply(answer.SerializeToString())
 
 
 def seeded(seed: int) -> Chooser:

@@ -340,6 +340,7 @@ def test_plain_tcp_on_all_interfaces_warns(tmp_path: Path) -> None:
         err = stop(proc)
     warnings = [line for line in err.splitlines() if "without TLS" in line]
     assert len(warnings) == 1 and "0.0.0.0" in warnings[0], err
+    assert "author keys and submitted code cross the network in clear" in warnings[0]
 
 
 def test_serve_with_tls_speaks_grpc_and_https_and_does_not_warn(tmp_path: Path, pki: Pki) -> None:

@@ -82,6 +82,9 @@ def test_a_running_tournament_moves_its_page_and_the_leaderboard(
         "data-bot", standings[0].bot
     )
     expect(board.locator("#rankings tbody tr").first).to_contain_text(f"{standings[0].mu:.2f}")
+    # Rows the page wrote itself name each bot's author, as the server's do.
+    expect(board.locator("#rankings tbody tr small.author")).to_have_text(["by organizer"] * 3)
+    expect(page.locator("#standings tbody tr small.author")).to_have_text(["by organizer"] * 3)
     for p in (page, board):
         assert p.evaluate("window.keptAcrossUpdates") == 42
     assert seen and seen[-1] == str(scheduled)

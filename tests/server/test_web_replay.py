@@ -15,11 +15,12 @@ from sqlmodel import Session
 from games.registry import all_games, get_game
 from tests.games.contract import leaves
 from tests.server.webkit import chromium_page, play_match, serve_web
-from tournaments.models import Bot
+from tournaments.models import Bot, BotArchive, Submission, SubmissionState
 from tournaments.store import Store
 
 XSS = "<img src=x onerror=alert(1)>"
 FAULT_DETAIL = "unknown action '<script>alert(2)</script>'"
+VERDICT = "knaves: PASS: <script>alert(3)</script>"  # an accepted verdict's first line
 SEAT = 1  # the seat whose one-seat view is checked
 
 
@@ -35,6 +36,22 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store,
         session.commit()
     xss_id = store.get_bot(XSS).id
     assert xss_id is not None
+    author, _ = store.add_author("mallory")
+    with Session(store.engine) as session:  # the hostile bot came from a submission
+        session.add(BotArchive(digest="1" * 64, data=b"x", size=1))
+        session.flush()
+        session.add(
+            Submission(
+                author_id=author.id or 0,
+                name=XSS,
+                command="x",
+                digest="1" * 64,
+                state=SubmissionState.ACCEPTED.value,
+                detail=f"{VERDICT}\n{XSS}",
+                bot_id=xss_id,
+            )
+        )
+        session.commit()
     matches = {}
     for name, game in all_games().items():
         n = game.spec.default_seats
@@ -299,6 +316,9 @@ def test_bot_supplied_strings_stay_text(
         expect(page.locator("img")).to_have_count(0)
         inline = {"matches": 1, "bots": 1}.get(path.split("/")[1], 0)  # Replay.start / history
         expect(page.locator("script:not([src])")).to_have_count(inline)
+    page.goto(url + bot_page)
+    expect(page.locator("#versions .verdict")).to_have_text(VERDICT)
+    expect(page.locator("#versions")).to_contain_text(XSS)
     assert dialogs == []
 
 

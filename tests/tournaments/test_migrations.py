@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, insert, inspect, select, text
+from sqlalchemy import Engine, MetaData, Table, insert, inspect, select, text
 from sqlmodel import SQLModel
 
 from tournaments import schema
@@ -163,7 +163,8 @@ FIRST_ROWS: dict[str, list[dict[str, Any]]] = {
 
 # Columns later revisions added to FIRST_ROWS's tables, with the value an upgrade gives old rows.
 ADDED_SINCE: dict[str, dict[str, Any]] = {
-    "bots": {"code_digest": None, "author_id": 1},  # the house author, made by 0008 to own them
+    # author_id: the house author, made by 0008 to own them.
+    "bots": {"code_digest": None, "author_id": 1, "version": 1, "prior_mu": None},
     "tournaments": {"worker": None},
     "ratings": {"last_tournament_id": 1},  # from the rating history: tournament 1 rated them
 }
@@ -184,7 +185,9 @@ def first_schema_database(url: str, *, versioned: bool = True) -> None:
     try:
         with engine.begin() as connection:
             for name, rows in FIRST_ROWS.items():
-                connection.execute(insert(SQLModel.metadata.tables[name]), rows)
+                # The table as 0001 made it: today's model would also insert later columns.
+                table = Table(name, MetaData(), autoload_with=connection)
+                connection.execute(insert(table), rows)
             if not versioned:
                 connection.execute(text(f"DROP TABLE {schema.VERSION_TABLE}"))
             if engine.dialect.name == "postgresql":

@@ -1,7 +1,8 @@
 """Storage operations: authors, bots, tournaments with schedules, results, ratings, queries.
 
 One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
-authors (whose bots they are; BotStore builds on it), bots, tournaments (with schedules),
+authors (whose bots they are; BotStore builds on it), bots, submissions (an author's bots as
+sent, which become bots), tournaments (with schedules),
 matches (with results), ratings, read-only queries, rounds (a tournament's confidence goal
 and the rounds appended to reach it), and staging (workers' results, recorded in schedule
 order).
@@ -12,7 +13,7 @@ from __future__ import annotations
 from tournaments.ratings import apply_match
 from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
-from tournaments.store.bots import BOT_NAME, BotStore, hash_token, new_token
+from tournaments.store.bots import BOT_NAME, hash_token, new_token
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
     UNFINISHED,
@@ -30,6 +31,7 @@ from tournaments.store.queries import (
 from tournaments.store.ratings import RankingRow, RatingStore
 from tournaments.store.rounds import RoundStore
 from tournaments.store.staging import StagingStore
+from tournaments.store.submissions import AuthorsBots, SubmissionStore, version_name
 from tournaments.store.tournaments import FORMATS, TournamentProgress, TournamentStore
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "UNRECORDED",
     "AuthorRow",
     "AuthorStore",
+    "AuthorsBots",
     "BotProfile",
     "FinishedMatch",
     "MatchDetail",
@@ -48,16 +51,18 @@ __all__ = [
     "RankingRow",
     "Store",
     "StoreBase",
+    "SubmissionStore",
     "TournamentProgress",
     "TournamentRows",
     "apply_match",
     "check_author_name",
     "hash_token",
     "new_token",
+    "version_name",
 ]
 
 
 class Store(
-    BotStore, TournamentStore, StagingStore, MatchStore, RatingStore, QueryStore, RoundStore
+    SubmissionStore, TournamentStore, StagingStore, MatchStore, RatingStore, QueryStore, RoundStore
 ):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""

@@ -15,7 +15,7 @@ from tournaments.store.keys import digest_matches, hash_token, new_token
 
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
-__all__ = ["BOT_NAME", "BotStore", "hash_token", "new_token"]
+__all__ = ["BOT_NAME", "BotStore", "attach_code", "hash_token", "new_token"]
 
 
 class BotStore(AuthorStore):
@@ -58,7 +58,7 @@ class BotStore(AuthorStore):
                     name=name, token_hash=hash_token(token), command=command, author_id=owner.id
                 )
                 if archive is not None:
-                    _attach_code(session, bot, archive)
+                    attach_code(session, bot, archive)
                 session.add(bot)
                 session.flush()
         except StorageError as exc:
@@ -78,7 +78,7 @@ class BotStore(AuthorStore):
             if command is not None:
                 bot.command = command
             if archive is not None:
-                _attach_code(session, bot, archive)
+                attach_code(session, bot, archive)
             session.add(bot)
             session.flush()
             if before is not None and before != bot.code_digest:
@@ -142,7 +142,7 @@ class BotStore(AuthorStore):
         return bot
 
 
-def _attach_code(session: Session, bot: Bot, archive: BotArchive) -> None:
+def attach_code(session: Session, bot: Bot, archive: BotArchive) -> None:
     """Store the archive once per digest (before the bot that names it) and point bot at it."""
     if session.get(BotArchive, archive.digest) is None:
         session.add(archive)

@@ -20,7 +20,13 @@ from tournaments.models import (
     SeatResult,
     Tournament,
 )
-from tournaments.ratings import RATING_METHOD, RATING_METHOD_NAME, Rating, apply_set
+from tournaments.ratings import (
+    RATING_METHOD,
+    RATING_METHOD_NAME,
+    Rating,
+    apply_set,
+    prior_rating,
+)
 from tournaments.store.base import StoreBase
 
 _UNFINISHED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
@@ -186,7 +192,12 @@ class RatingStore(StoreBase):
                 select(Tournament).where(col(Tournament.id).in_({k[0] for k in set_of.values()}))
             ).all()
         }
-        current: dict[int, Rating] = {}
+        # New versions of bots start from their predecessor's mu (SubmissionStore).
+        current: dict[int, Rating] = {
+            bot.id: prior_rating(bot.prior_mu[game])
+            for bot in session.exec(select(Bot).where(col(Bot.prior_mu).is_not(None))).all()
+            if bot.id is not None and bot.prior_mu and game in bot.prior_mu
+        }
         totals: dict[int, _Totals] = defaultdict(_Totals)
         sets: dict[tuple[int, int, int], list[int]] = {}
         for match_id, seats in by_match.items():  # insertion order is schedule order

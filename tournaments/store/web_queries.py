@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy import select as sa_select
@@ -12,11 +15,15 @@ from sqlmodel import Session, col, func, select
 
 from tournaments.errors import UnknownTournamentError
 from tournaments.models import (
+    HOUSE_AUTHOR,
+    Author,
     Bot,
     Match,
     MatchStatus,
     RatingHistory,
     SeatResult,
+    Submission,
+    SubmissionState,
     Tournament,
     TournamentEntrant,
 )
@@ -28,6 +35,10 @@ UNPLAYED = (MatchStatus.PENDING.value, MatchStatus.RUNNING.value)
 # A match row's record (kilobytes of actions) and the columns stored after it: SQLite reads
 # a column behind a long value through its overflow pages, ten times the cost of the rest.
 BEHIND_RECORD = ("record", "started", "finished")
+# A replaced version keeps its name with @vN (tournaments.store.submissions.version_name).
+REPLACED = re.compile(r"@v[0-9]+")
+BUILT = "built in "  # an accepted verdict's first line when a build ran: its time, no verdict
+VERDICT_SHOWN = 200  # characters of a verdict line shown
 
 
 def tournament_rows(store: StoreBase, tournament_id: int) -> TournamentRows:
@@ -207,3 +218,94 @@ def deal_in_play(store: StoreBase, match_id: int, *, others: bool = False) -> bo
             )
         ).one()
     return bool(open_)
+
+
+def base_name(name: str) -> str:
+    """A bot's name without the @vN a replaced version of it keeps."""
+    head, at, tail = name.partition("@")
+    return head if at and REPLACED.fullmatch(at + tail) else name
+
+
+@dataclass(frozen=True)
+class BotTag:
+    """What a leaderboard shows beside a bot's name: its version and its author's name."""
+
+    version: int
+    author: str
+
+
+def bot_tags(store: StoreBase, bot_ids: Iterable[int]) -> dict[int, BotTag]:
+    """The version and author of each bot (a bot with no author is the house's), in one query."""
+    ids = sorted(set(bot_ids))
+    if not ids:
+        return {}
+    with Session(store.engine) as session:
+        rows = session.exec(
+            select(Bot.id, Bot.version, Author.name)
+            .outerjoin(Author, col(Author.id) == col(Bot.author_id))
+            .where(col(Bot.id).in_(ids))
+        ).all()
+    return {i: BotTag(v, a or HOUSE_AUTHOR) for i, v, a in rows if i is not None}
+
+
+@dataclass(frozen=True)
+class BotVersion:
+    """One version of a bot: its row's name, when it was accepted, the first line of its
+    verdict ("" for a bot that was never submitted) and whether it is retired."""
+
+    bot_id: int
+    name: str
+    version: int
+    accepted: datetime
+    verdict: str
+    retired: bool
+
+
+def verdict_line(detail: str) -> str:
+    """The first line of an accepted submission's verdict (after a build's timing line)."""
+    lines = [line.strip() for line in detail.splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith(BUILT):
+        lines = lines[1:]
+    return lines[0][:VERDICT_SHOWN] if lines else ""
+
+
+def bot_versions(store: StoreBase, bot: Bot) -> list[BotVersion]:
+    """Every version of a bot's name by its author (the row of that name and its NAME@vN
+    predecessors), newest first, with the accepted submission each came from. Only an
+    accepted submission's verdict is read: a rejected one's detail may hold the author's logs."""
+    base = base_name(bot.name)
+    owner = (
+        col(Bot.author_id).is_(None) if bot.author_id is None else Bot.author_id == bot.author_id
+    )
+    with Session(store.engine) as session:
+        rows = [
+            b
+            for b in session.exec(
+                select(Bot).where(
+                    owner,
+                    (col(Bot.name) == base)
+                    | col(Bot.name).startswith(f"{base}@v", autoescape=True),
+                )
+            ).all()
+            if b.id is not None and base_name(b.name) == base
+        ]
+        accepted = session.exec(
+            select(Submission.bot_id, Submission.updated, Submission.detail).where(
+                col(Submission.bot_id).in_([b.id for b in rows]),
+                Submission.state == SubmissionState.ACCEPTED.value,
+            )
+        ).all()
+        session.expunge_all()
+    verdicts = {b: (when, detail) for b, when, detail in accepted}
+    versions = [
+        BotVersion(
+            bot_id=b.id or 0,
+            name=b.name,
+            version=b.version,
+            accepted=verdicts[b.id][0] if b.id in verdicts else b.created,
+            verdict=verdict_line(verdicts[b.id][1]) if b.id in verdicts else "",
+            retired=b.removed is not None,
+        )
+        for b in rows
+    ]
+    return sorted(versions, key=lambda v: (-v.version, -v.bot_id))

@@ -9,11 +9,15 @@
     return node;
   };
   const botLink = (bot) => el("a", { href: `/bots/${encodeURIComponent(bot)}` }, bot);
+  // A bot's name with its version after the first ("v2") and its author, as the pages write them.
+  const botCell = (row, ...after) => el("td", {}, botLink(row.bot),
+    ...(row.version ? [" ", el("span", { class: "version" }, row.version)] : []),
+    ...after, " ", el("small", { class: "author" }, `by ${row.author}`));
 
   function standingRow(row) {
     return el("tr", { "data-bot": row.bot }, ...row.cells.map((cell, i) => {
       if (i === 1) {
-        return el("td", {}, botLink(cell), row.retired ? " (retired)" : "");
+        return botCell(row, ...(row.retired ? [" ", el("small", {}, "(retired)")] : []));
       }
       return el("td", { class: i === 5 ? null : "num" }, cell);
     }));
@@ -54,7 +58,7 @@
       const rows = JSON.parse(e.data).rows;
       const body = board.tBodies[0];
       body.replaceChildren(...(rows.length ? rows.map((r) => el("tr", { "data-bot": r.bot },
-        el("td", { class: "num" }, r.rank), el("td", {}, botLink(r.bot)),
+        el("td", { class: "num" }, r.rank), botCell(r),
         ...r.cells.map((c) => el("td", { class: "num" }, c))))
         : [el("tr", {}, el("td", { colspan: "8" }, "No rated matches yet."))]));
       board.dataset.updates = String(Number(board.dataset.updates || "0") + 1);

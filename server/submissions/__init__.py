@@ -1,0 +1,1 @@
+"""Bots their authors submit: the Submissions service, the intake of uploads, verdicts."""

@@ -1,0 +1,194 @@
+"""The ladder's matchmaking: tables never seat a bot twice, keep authors apart and the
+in-flight cap, seat newcomers at once, and order a seeded field of known strength."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+
+import pytest
+
+from tournaments.matchmaking import (
+    PROVISIONAL_SIGMA,
+    RULES,
+    Candidate,
+    Rule,
+    pick_table,
+    provisional,
+    table_need,
+)
+from tournaments.ratings import Rating, SeatOutcome, TrueSkillSettings, apply_set, placements
+from tournaments.schedule import rotations
+
+SETTINGS = TrueSkillSettings()
+
+
+def field(n: int, rng: random.Random, authors: int | None = None) -> list[Candidate]:
+    """n bots with varied ratings and histories; `authors` spreads them over that many authors."""
+    return [
+        Candidate(
+            bot_id=100 + b,
+            mu=rng.gauss(25, 4),
+            sigma=rng.uniform(0.8, 8.3),
+            author=None if authors is None else f"author{b % authors}",
+            sets_played=rng.randrange(0, 40),
+            in_flight=0,
+            last_played=rng.random(),
+        )
+        for b in range(n)
+    ]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_a_table_never_seats_a_bot_twice(rule: Rule) -> None:
+    rng = random.Random(1)
+    for trial in range(300):
+        seats = 2 + trial % 4
+        bots = field(seats + trial % 7, rng)
+        table = pick_table(bots, seats, rng, rule)
+        assert table is not None and len(table) == seats
+        assert len(set(table)) == seats
+        assert set(table) <= {c.bot_id for c in bots}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_one_per_author_never_seats_two_bots_of_an_author(rule: Rule) -> None:
+    rng = random.Random(2)
+    for trial in range(300):
+        seats = 3 + trial % 3
+        bots = field(seats * 3 + trial % 11, rng, authors=seats + trial % 3)
+        author_of = {c.bot_id: c.author for c in bots}
+        table = pick_table(bots, seats, rng, rule, one_per_author=True)
+        assert table is not None
+        assert len({author_of[b] for b in table}) == seats
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_too_few_authors_or_bots_form_no_table(rule: Rule) -> None:
+    rng = random.Random(3)
+    assert pick_table(field(6, rng, authors=2), 3, rng, rule, one_per_author=True) is None
+    assert pick_table(field(2, rng), 3, rng, rule) is None
+    assert pick_table(field(6, rng, authors=2), 3, rng, rule) is not None  # authors may mix
+    # bots with no author are each their own author
+    alone = field(3, rng)
+    assert sorted(pick_table(alone, 3, rng, rule, one_per_author=True) or ()) == [100, 101, 102]
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_the_in_flight_cap_keeps_busy_bots_out(rule: Rule) -> None:
+    rng = random.Random(4)
+    for _ in range(100):
+        bots = field(10, rng)
+        busy = set(rng.sample([c.bot_id for c in bots], 6))
+        bots = [
+            Candidate(c.bot_id, c.mu, c.sigma, c.author, c.sets_played, c.bot_id in busy)
+            for c in bots
+        ]
+        table = pick_table(bots, 3, rng, rule)
+        assert table is not None and not busy & set(table)
+        # with a cap of 2, one set in flight is no bar
+        assert pick_table(bots, 8, rng, rule, max_in_flight=2) is not None
+    assert pick_table(bots, 5, rng, rule) is None  # only four idle bots
+
+
+def test_a_new_bot_plays_at_the_very_next_pick() -> None:
+    rng = random.Random(5)
+    for trial in range(100):
+        bots = [
+            Candidate(b, rng.gauss(25, 3), rng.uniform(0.8, 2), None, rng.randrange(10, 90))
+            for b in range(40)
+        ]
+        new = Candidate(99, 25.0, SETTINGS.sigma, None, 0)
+        bots.insert(trial % 41, new)
+        table = pick_table(bots, 3 + trial % 3, rng)
+        assert table is not None and 99 in table
+
+
+def test_picks_are_a_function_of_the_seed() -> None:
+    bots = field(30, random.Random(6), authors=12)
+    for rule in RULES:
+        runs = []
+        for _ in range(2):
+            rng = random.Random(7)
+            runs.append([pick_table(bots, 4, rng, rule, one_per_author=True) for _ in range(50)])
+        assert runs[0] == runs[1]
+
+
+def test_bad_arguments_are_refused() -> None:
+    rng = random.Random(8)
+    bots = field(5, rng)
+    with pytest.raises(ValueError, match="once"):
+        pick_table([*bots, bots[0]], 3, rng)
+    with pytest.raises(ValueError, match="unknown rule"):
+        pick_table(bots, 3, rng, "elo")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="seats"):
+        pick_table(bots, 1, rng)
+    with pytest.raises(ValueError, match="max_in_flight"):
+        pick_table(bots, 3, rng, max_in_flight=0)
+
+
+def test_provisional_while_sigma_is_above_the_threshold() -> None:
+    assert provisional(SETTINGS.initial())
+    assert provisional(Rating(30.0, PROVISIONAL_SIGMA + 0.01))
+    assert not provisional(Rating(30.0, PROVISIONAL_SIGMA))
+    assert not provisional(Rating(10.0, 3.0), threshold=3.5)
+
+
+def test_need_is_highest_for_close_uncertain_neighbours() -> None:
+    close = [Candidate(1, 25.0, 3.0), Candidate(2, 25.5, 3.0), Candidate(3, 26.0, 3.0)]
+    apart = [Candidate(1, 10.0, 3.0), Candidate(2, 25.0, 3.0), Candidate(3, 40.0, 3.0)]
+    sure = [Candidate(1, 25.0, 0.3), Candidate(2, 25.5, 0.3), Candidate(3, 26.0, 0.3)]
+    assert table_need(close) > table_need(sure) > 0
+    assert table_need(close) > table_need(apart)
+
+
+# A seeded field of house-like bots of known strength: bot b's expected score is -GAP * b, a
+# seat's deal luck is shared by its set's rotations (duplicate deals) and each match adds noise.
+GAP = 0.5
+DEAL_SD = 2.0
+MATCH_SD = 5.0
+Picker = Callable[[list[Candidate], random.Random], Sequence[int] | None]
+
+
+def ladder_rho(picker: Picker, n: int = 12, seats: int = 3, picks: int = 150) -> float:
+    """Spearman's rho of the mu order with the true order after `picks` simulated sets."""
+    sim = random.Random(10)
+    rng = random.Random(11)
+    ratings = {b: SETTINGS.initial() for b in range(n)}
+    played = [0] * n
+    for _ in range(picks):
+        bots = [Candidate(b, ratings[b].mu, ratings[b].sigma, None, played[b]) for b in range(n)]
+        table = picker(bots, rng)
+        assert table is not None
+        deal = [sim.gauss(0, DEAL_SD) for _ in table]
+        matches = []
+        for order in rotations(table):
+            scores = [-GAP * b + deal[p] + sim.gauss(0, MATCH_SD) for p, b in enumerate(order)]
+            matches.append((order, placements([SeatOutcome(round(s)) for s in scores])))
+        for change in apply_set(SETTINGS, ratings, matches):
+            ratings[change.bot_id] = change.after
+            played[change.bot_id] += 1
+    tiebreak = rng.sample(range(n), n)  # equal mus (bots never played) in no helpful order
+    order = sorted(range(n), key=lambda b: (-ratings[b].mu, tiebreak[b]))
+    d2 = sum((i - b) ** 2 for i, b in enumerate(order))
+    return 1 - 6 * d2 / (n * (n * n - 1))
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_a_ladder_orders_a_field_of_known_strength(rule: Rule) -> None:
+    assert ladder_rho(lambda bots, rng: pick_table(bots, 3, rng, rule)) > 0.9
+
+
+GROUPS = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (9, 10, 11)]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda bots, rng: (0, 5, 11),  # always the same table
+        lambda bots, rng: GROUPS[rng.randrange(4)],  # groups that never meet
+    ],
+    ids=["one table", "closed groups"],
+)
+def test_the_field_test_fails_a_broken_rule(broken: Picker) -> None:
+    assert ladder_rho(broken) < 0.5
