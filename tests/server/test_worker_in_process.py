@@ -35,7 +35,7 @@ from server.play.arena import TOURNAMENT_FINISHED, Arena
 from server.play.tournament import database_authenticator
 from server.transport.tls import TlsConfig
 from server.workers import worker
-from server.workers.queue import VERSION_TABLE, QueueSchemaOutdatedError, newest
+from server.workers.queue import BASELINE, VERSION_TABLE, QueueSchemaOutdatedError, newest
 from server.workers.worker import (
     MAX_ATTEMPTS,
     QUEUE,
@@ -742,6 +742,15 @@ def test_a_queue_older_than_this_procrastinate_is_refused(postgres_database: str
     with pytest.raises(QueueSchemaOutdatedError) as refused:
         asyncio.run(ensure())
     assert (refused.value.found, refused.value.newest) == ("03.00.00_01_old", newest())
+    # A queue from before the version table (no row): at BASELINE.
+    with psycopg.connect(conninfo(postgres_database)) as conn:
+        conn.execute(f"DELETE FROM {VERSION_TABLE}")
+    if newest() == BASELINE:
+        asyncio.run(ensure())
+    else:
+        with pytest.raises(QueueSchemaOutdatedError) as old:
+            asyncio.run(ensure())
+        assert old.value.found == BASELINE
     assert str(refused.value) == (
         f"the task queue's schema is at procrastinate migration 03.00.00_01_old, this "
         f"cardshark needs {newest()}: run `cardshark db upgrade` with the same --db first"
