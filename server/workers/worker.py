@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import procrastinate
+from procrastinate.app import WorkerOptions
 from procrastinate.exceptions import ProcrastinateException
 from procrastinate.types import JSONDict
 from sqlalchemy import Connection, text
@@ -189,13 +190,36 @@ class MatchPlayer:
 
     async def _commit(self, tournament_id: int) -> None:
         """Record what is staged in schedule order; once the tournament is finished, its
-        remote bots that no other tournament here holds are told Goodbye."""
+        remote bots that no other tournament of this worker needs are told Goodbye."""
         await asyncio.to_thread(self.store.commit_staged, tournament_id)
         if not self.held.get(tournament_id):
             return  # no remote bot to let go: no read
         tournament = await asyncio.to_thread(self.store.get_tournament, tournament_id)
         if tournament.status == TournamentStatus.FINISHED.value:
+            # Its bots may be entered in another tournament pinned here whose jobs wait in
+            # the queue: that one holds them from now, not from its first match, or they
+            # would leave on their Goodbye and forfeit every match of it.
+            waiting = await asyncio.to_thread(self._remote_bots_waiting)
+            for other, bots in waiting.items():
+                self.held[other] = bots
+                self.arena.hold(bots)
             await self.arena.release(self.held.pop(tournament_id), TOURNAMENT_FINISHED)
+
+    def _remote_bots_waiting(self) -> dict[int, list[str]]:
+        """The remote bots of this worker's unfinished tournaments not yet held, by
+        tournament (run in a thread: it reads the store)."""
+        waiting: dict[int, list[str]] = {}
+        for other in self.store.list_tournaments():
+            if (
+                other.id is None
+                or other.id in self.held
+                or other.worker != self.name
+                or other.status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)
+            ):
+                continue
+            entrants = self.store.tournament_entrants(other.id)
+            waiting[other.id] = [str(b.id) for b in entrants if not b.command]
+        return waiting
 
     async def _seat(
         self, entrants: list[Bot], seats: list[int], clock: ClockSettings
@@ -268,6 +292,36 @@ class WorkerSettings:
     tls: TlsConfig | None = None
 
 
+def worker_arena(settings: WorkerSettings, store: Store, sandbox: SandboxPolicy) -> Arena:
+    """The referee a worker plays on: remote bots dial settings' host and port (tokens checked
+    against the database). Without a port it still binds a loopback port nobody is told of;
+    its managed bots use its Unix socket or the local transport."""
+    listen = settings.port is not None
+    return Arena(
+        settings.log_dir,
+        settings.host if listen else "127.0.0.1",
+        settings.port or 0,
+        authenticate=database_authenticator(store),
+        tls=settings.tls if listen else None,
+        sandbox=sandbox,
+    )
+
+
+def worker_options(settings: WorkerSettings, player: MatchPlayer) -> WorkerOptions:
+    """procrastinate's run_worker_async options: one job at a time from the shared queue and
+    this worker's own, heartbeats, and the player every job gets."""
+    return {
+        "queues": [QUEUE, worker_queue(settings.name)],
+        "name": settings.name,
+        "concurrency": 1,
+        "wait": not settings.until_empty,
+        "update_heartbeat_interval": settings.heartbeat_s,
+        "stalled_worker_timeout": settings.stalled_s,
+        "additional_context": {"player": player},
+        "delete_jobs": "successful",
+    }
+
+
 async def run_worker(
     url: str,
     settings: WorkerSettings,
@@ -283,35 +337,15 @@ async def run_worker(
         await ensure_queue_schema(app)
         store = await asyncio.to_thread(Store, url)
         try:
-            # Without a port the referee still binds a loopback port nobody is told of; its
-            # managed bots use its Unix socket or the local transport.
-            listen = settings.port is not None
-            arena = Arena(
-                settings.log_dir,
-                settings.host if listen else "127.0.0.1",
-                settings.port or 0,
-                authenticate=database_authenticator(store),
-                tls=settings.tls if listen else None,
-                sandbox=sandbox,
-            )
-            async with arena:
-                if listen and on_listening is not None:
+            async with worker_arena(settings, store, sandbox) as arena:
+                if settings.port is not None and on_listening is not None:
                     on_listening(arena.address)
                 player = MatchPlayer(store, arena, settings.log_dir, settings.name)
                 watcher = asyncio.create_task(
                     retry_stalled(app, settings.heartbeat_s, settings.stalled_s)
                 )
                 try:
-                    await app.run_worker_async(
-                        queues=[QUEUE, worker_queue(settings.name)],
-                        name=settings.name,
-                        concurrency=1,
-                        wait=not settings.until_empty,
-                        update_heartbeat_interval=settings.heartbeat_s,
-                        stalled_worker_timeout=settings.stalled_s,
-                        additional_context={"player": player},
-                        delete_jobs="successful",
-                    )
+                    await app.run_worker_async(**worker_options(settings, player))
                 finally:
                     watcher.cancel()
                 return player.played

@@ -121,3 +121,21 @@ def test_a_workers_queue_changes_skip_the_disk_flush_and_deferring_jobs_does_not
         conn.execute(f'ALTER DATABASE "{name[0]}" SET synchronous_commit = on')
     assert asyncio.run(_synchronous_commit(postgres_database, durable=False)) == "off"
     assert asyncio.run(_synchronous_commit(postgres_database, durable=True)) == "on"
+
+
+def test_upgrade_creates_the_queue_in_one_go_and_takes_an_unversioned_one_for_the_baseline(
+    postgres_database: str,
+) -> None:
+    with psycopg.connect(conninfo(postgres_database)) as conn:
+        assert upgrade_queue(conn) == (None, newest())  # no tables: made at the newest
+        assert conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchall() == [(newest(),)]
+        made = conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL").fetchone()
+        assert made == (True,)
+        assert upgrade_queue(conn) == (newest(), newest())
+        assert conn.execute(f"SELECT count(*) FROM {VERSION_TABLE}").fetchone() == (1,)
+        conn.execute(f"DROP TABLE {VERSION_TABLE}")
+        # Tables from before the version table: at BASELINE, upgraded from there.
+        assert upgrade_queue(conn) == (BASELINE, newest())
+        assert conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchall() == [(newest(),)]
+    assert [m.stem for m in migrations()] == sorted(m.stem for m in migrations())
+    assert migrations()[-1].stem == newest() >= BASELINE
