@@ -163,7 +163,9 @@ def test_a_bot_that_cannot_start_fails_fast_with_its_status_and_stderr(
     assert run.returncode == 1, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert re.fullmatch(f"FAIL: broken exited with status {status} before [a-zA-Z ]+", lines[-1])
-    assert took < NO_SHOW_S / 2, f"took {took:.1f} s: waited for the no-show"
+    # Waiting for the no-show takes NO_SHOW_S at least; the house's own start under a load
+    # of 5 (2 cores) took up to 5.8 s.
+    assert took < NO_SHOW_S * 0.9, f"took {took:.1f} s: waited for the no-show"
     tail = lines[lines.index(next(x for x in lines if x.startswith("broken's stderr"))) + 1 :]
     assert tail[:-1] == [f"  {said}" if said else "  (nothing)"]
 
