@@ -35,8 +35,14 @@ def fake_bwrap(tmp_path: Path, failures: int) -> dict[str, str]:
     script = bin_dir / "bwrap"
     script.write_text(
         "#!/bin/sh\n"
+        # Counted under a lock: bots start at once, and two appends before either count
+        # would both read the later number (the failure then never happens).
+        f'exec 9>>"{count}.lock"\n'
+        "flock 9\n"
         f'echo x >> "{count}"\n'
         f'n=$(wc -l < "{count}")\n'
+        "flock -u 9\n"
+        "exec 9>&-\n"
         f'if [ "$n" -gt 1 ] && [ "$n" -le {failures + 1} ]; then\n'
         f'  echo "{BWRAP_ERROR}" >&2; exit 1\n'
         "fi\n"
