@@ -22,26 +22,13 @@ from server.bots.build import BuildLimits, BuildResult, build
 from server.bots.cgroups import cgroup_root
 from server.bots.sandbox import NO_SANDBOX, UID_BASE, SandboxPolicy
 from server.cli import app
+from tests.server.test_sandbox import host_processes_with
 
 POLICY = SandboxPolicy()
 QUICK = BuildLimits(time_s=20, memory_mb=512, pids=64, write_mb=32)
 BOT_CPP = """#include <cstdio>
 int main() { std::puts("built and running"); return 0; }
 """
-
-
-def host_processes_with(marker: str) -> list[int]:
-    """Pids on this machine whose command line holds marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(int(entry))
-    return found
 
 
 def our_cgroups() -> list[Path]:

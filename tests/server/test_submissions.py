@@ -145,6 +145,20 @@ def bot_dir(tmp_path: Path, name: str, source: str) -> Path:
     return directory
 
 
+def play_knaves(served: Served, bot: str) -> None:
+    """A Knaves round robin of bot and two random bots, run by the CLI in its own process
+    from served's directory (its logs/ are the server's)."""
+    with Store(served.url) as store:
+        for name in ("r1", "r2"):
+            store.add_bot(name, f"python3 {EXAMPLES / 'random_bot.py'}")
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "tournament", "run", "knaves", "--bots",
+         f"{bot},r1,r2", "--seed", "5", "--db", served.url],
+        capture_output=True, text=True, timeout=300, cwd=served.tmp,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
 def stub(address: str) -> tuple[grpc.Channel, submissions_pb2_grpc.SubmissionsStub]:
     channel = grpc.insecure_channel(address)
     return channel, submissions_pb2_grpc.SubmissionsStub(channel)
@@ -178,14 +192,7 @@ def test_an_accepted_submission_plays_the_next_tournament_from_its_stored_code(
         alpha = store.get_bot("alpha")
         assert alpha.code_digest == states[-1]["digest"] and alpha.command == "python3 bot.py"
         assert store.author_names()[alpha.author_id or 0] == "alice"
-        for name in ("r1", "r2"):
-            store.add_bot(name, f"python3 {EXAMPLES / 'random_bot.py'}")
-    run = subprocess.run(
-        [sys.executable, "-m", "server.cli", "tournament", "run", "knaves", "--bots",
-         "alpha,r1,r2", "--seed", "5", "--db", served.url],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    play_knaves(served, "alpha")
     with Store(served.url) as store:
         row = next(r for r in store.rankings("knaves") if r.bot == "alpha")
     assert row.matches == 6 and row.faults == 0
@@ -407,15 +414,7 @@ def test_an_author_reads_their_bots_faults_and_stderr_in_a_match_and_no_one_else
     assert served.submit(alice, bot_dir(tmp_path, "tf", TWO_FACED), "sly")[-1]["state"] == (
         "accepted"
     )
-    with Store(served.url) as store:
-        for name in ("r1", "r2"):
-            store.add_bot(name, f"python3 {EXAMPLES / 'random_bot.py'}")
-    run = subprocess.run(
-        [sys.executable, "-m", "server.cli", "tournament", "run", "knaves", "--bots",
-         "sly,r1,r2", "--seed", "5", "--db", served.url],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    play_knaves(served, "sly")
     with Store(served.url) as store:
         match_id = store.matches(1)[0].id
     shown = served.kit("log", str(match_id), "--bot", "sly", "--key-file", str(alice), "--json")
