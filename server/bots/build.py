@@ -15,27 +15,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import posixpath
 import shutil
 import signal
-import tarfile
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from server.bots.archive import ArchiveError, check_links, check_members, make_read_only
-from server.bots.cgroups import BotCgroups, BotLimits
-from server.bots.code import tree_bytes
+from server.bots.archive import ArchiveError, make_read_only
+from server.bots.build_output import (
+    Outcome,
+    Tail,
+    read_log,
+    read_result,
+    tree_pages,
+    unpack_built,
+)
+from server.bots.build_quota import CpuQuota, cgroup_counter
+from server.bots.cgroups import BotLimits
+from server.bots.code import remove_tree, tree_bytes
 from server.bots.process import with_parent_death_signal
 from server.bots.sandbox import HOME_INSIDE, TMP_INSIDE, Confinement, SandboxPolicy, confine
 
 SOURCE_INSIDE = "/run/cardshark/source"
-_PAGE = 4096
 OOM_FILES = ("memory.events", "memory.oom_control")  # v2, v1: each has a line "oom_kill N"
-_CHUNK = 1 << 16
 # Run as the build's own uid inside the sandbox, as `sh -c WRAPPER sh DEST COMMAND`, with the
 # server's end of the result pipe as its stdin. It moves that pipe to fd 3, which the build
 # never has; copies the source's entries in (the tmpfs's root itself is root's, not the
@@ -92,204 +96,6 @@ class BuildResult:
     seconds: float
 
 
-class _CpuQuota:
-    """The build's CPU quota: a cgroup of the cpu controller (v1) or cpu.max (v2)."""
-
-    PERIOD_US = 100_000
-
-    def __init__(self, name: str, cgroups: BotCgroups | None, cpus: float) -> None:
-        self.made: Path | None = None
-        self.procs: str | None = None
-        if cgroups is None or cpus <= 0:
-            return
-        quota = f"{max(1000, int(cpus * self.PERIOD_US))}"
-        with contextlib.suppress(OSError):
-            if cgroups.version == "v2" and "memory" in cgroups.dirs:
-                here = cgroups.dirs["memory"]
-                (here.parent / "cgroup.subtree_control").write_text("+cpu")
-                (here / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
-                return  # the launcher joins this group already
-            if cgroups.version == "v1":
-                base = Path("/sys/fs/cgroup/cpu")
-                if not (base / "cgroup.procs").exists():
-                    return
-                _sweep(base / "cardshark")
-                here = base / "cardshark" / name
-                here.mkdir(parents=True, exist_ok=True)
-                self.made = here
-                (here / "cpu.cfs_period_us").write_text(str(self.PERIOD_US))
-                (here / "cpu.cfs_quota_us").write_text(quota)
-                self.procs = str(here / "cgroup.procs")
-
-    def wrap(self, argv: list[str]) -> list[str]:
-        """argv started from inside the quota's group (so is everything it starts)."""
-        if self.procs is None:
-            return argv
-        join = 'echo $$ > "$1" || exit 125; shift; exec "$@"'
-        return ["/bin/sh", "-c", join, "sh", self.procs, *argv]
-
-    def remove(self) -> None:
-        """Remove the group (its processes are killed by then)."""
-        if self.made is not None:
-            for _ in range(50):
-                try:
-                    self.made.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.01)  # the killed processes are still leaving the group
-            self.made = None
-
-
-def _sweep(root: Path) -> None:
-    """Remove the empty quota groups of servers that are gone (`kill -9` leaves them)."""
-    with contextlib.suppress(OSError):
-        for group in root.iterdir():
-            pid = group.name.partition("-")[0]
-            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                with contextlib.suppress(OSError):
-                    group.rmdir()  # refused while a process is in it
-
-
-def _counter(cgroups: BotCgroups | None, kind: str, files: tuple[str, ...], key: str) -> int:
-    """A count from a cgroup's event file (oom_kill, max), 0 when none is kept."""
-    if cgroups is None or kind not in cgroups.dirs:
-        return 0
-    for name in files:
-        with contextlib.suppress(OSError, ValueError):
-            for line in (cgroups.dirs[kind] / name).read_text().splitlines():
-                field, _, value = line.partition(" ")
-                if field == key:
-                    return int(value)
-    return 0
-
-
-def _tree_pages(tree: Path) -> int:
-    """Bytes the files of a tree take on a tmpfs (whole pages), links not followed."""
-    total = 0
-    for here, _, files in os.walk(tree):
-        for name in files:
-            with contextlib.suppress(OSError):
-                size = os.lstat(os.path.join(here, name)).st_size
-                total += -(-size // _PAGE) * _PAGE
-    return total
-
-
-class _Tail:
-    """The last `cap` bytes of a stream, and how many came before them."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.kept = bytearray()
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        self.kept += data
-        if len(self.kept) > self.cap:
-            del self.kept[: len(self.kept) - self.cap]
-
-    def text(self) -> str:
-        body = self.kept.decode("utf-8", "replace")
-        cut = self.total - len(self.kept)
-        if cut:
-            body = f"[cardshark: {cut} bytes of output cut before this]\n" + body
-        return body
-
-
-@dataclass
-class _Outcome:
-    """What the sandbox reported on its result pipe."""
-
-    copied: bool = True  # the source was copied in
-    status: int | None = None  # the build command's exit status, as its shell reports it
-    full: bool = False  # a tmpfs of the build was (nearly) full when it ended
-    tar: IO[bytes] | None = None  # where the tar of the built tree was spooled
-    tar_bytes: int = 0
-    over: bool = False  # the tar went past its cap
-    timed_out: bool = False
-    ooms: int = 0  # processes the OOM killer ended in the build's memory cgroup
-    refused: int = 0  # forks its pids cgroup refused
-    returncode: int | None = None  # the sandbox's
-
-
-async def _read_log(stream: asyncio.StreamReader, tail: _Tail) -> None:
-    while chunk := await stream.read(_CHUNK):
-        tail.add(chunk)
-
-
-async def _read_result(
-    stream: asyncio.StreamReader,
-    out: _Outcome,
-    spool: IO[bytes],
-    cap: int,
-    stop: Callable[[], None],
-) -> None:
-    """Parse the wrapper's lines, then spool the tar; past cap bytes, stop the build."""
-    while line := await stream.readline():
-        words = line.decode("ascii", "replace").split()
-        if words == ["copy", "failed"]:
-            out.copied = False
-        elif words[:1] == ["status"] and len(words) == 2 and words[1].isdigit():
-            out.status = int(words[1])
-        elif words[:1] == ["free"] and len(words) == 4 and all(w.isdigit() for w in words[1:]):
-            free, total, block = (int(w) for w in words[1:])
-            # Full: less than 1 MiB left, or a 16th of a small tmpfs.
-            out.full = out.full or free * block < min(1 << 20, total * block // 16)
-        elif words == ["tar"]:
-            break
-    else:
-        return
-    out.tar = spool
-    while chunk := await stream.read(_CHUNK):
-        out.tar_bytes += len(chunk)
-        if out.tar_bytes > cap:
-            out.over = True
-            stop()
-            return
-        out.tar.write(chunk)
-
-
-def _unpack(spooled: IO[bytes], into: Path, cap: int, too_big: str) -> None:
-    """Unpack the build's tar, checked as a stored archive is; ArchiveError if refused (with
-    too_big if its files come to more than cap bytes: sparse files, say)."""
-    spooled.seek(0)
-    what = "the built tree"
-    try:
-        with tarfile.open(fileobj=spooled, mode="r:") as archive:
-            members = []
-            for member in archive.getmembers():
-                name = posixpath.normpath(member.name)
-                if name == ".":
-                    continue
-                member.name = name
-                members.append(member)
-            check_members(members, "", label=what)
-            if sum(m.size for m in members if m.isreg()) > cap:
-                raise ArchiveError(too_big)
-            archive.errorlevel = 2
-            archive.extractall(into, members=members, filter="data")
-    except (tarfile.TarError, OSError) as exc:
-        raise ArchiveError(f"{what} cannot be unpacked: {exc}") from exc
-    check_links(into, "", label=what)
-
-
-def _remove(tree: Path) -> None:
-    """Remove a tree, read-only parts included."""
-    if not tree.exists() and not tree.is_symlink():
-        return
-    for here, dirs, _ in os.walk(tree):
-        for name in dirs:
-            with contextlib.suppress(OSError):
-                path = os.path.join(here, name)
-                if not os.path.islink(path):
-                    os.chmod(path, 0o700)
-    with contextlib.suppress(OSError):
-        os.chmod(tree, 0o700)
-    shutil.rmtree(tree, ignore_errors=True)
-
-
 def _status_words(status: int) -> str:
     if status > 128:
         with contextlib.suppress(ValueError):
@@ -338,7 +144,7 @@ async def build(
         destination.rmdir()  # OSError if it is not an empty directory: nothing is touched
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{destination.name}.build-", dir=destination.parent))
-    tail = _Tail(limits.log_bytes)
+    tail = Tail(limits.log_bytes)
     reason: str | None = "interrupted"
     try:
         if policy.on:
@@ -349,9 +155,9 @@ async def build(
             make_read_only(staging)
             staging.rename(destination)
     finally:
-        _remove(staging)
+        remove_tree(staging)
         if reason is not None:
-            _remove(destination)
+            remove_tree(destination)
     return BuildResult(reason is None, reason or "built", tail.text(), time.monotonic() - started)
 
 
@@ -362,18 +168,18 @@ async def _sandboxed(
     staging: Path,
     policy: SandboxPolicy,
     limits: BuildLimits,
-    tail: _Tail,
+    tail: Tail,
 ) -> str | None:
     """Run the build in the sandbox and unpack its tree into staging; None, or why not."""
-    tree_size = limits.write_mb * (1 << 20) + _tree_pages(source)
+    tree_size = limits.write_mb * (1 << 20) + tree_pages(source)
     mounts = _mounts(source, destination, tree_size)
     argv = ["/bin/sh", "-c", WRAPPER, "sh", str(destination), command]
     sandboxed = replace(policy, limits=_bot_limits(limits, policy.limits))
     confinement = confine(sandboxed, argv, None, "", server="none", mounts=mounts)
-    quota: _CpuQuota | None = None
+    quota: CpuQuota | None = None
     try:
         confinement.env = _build_env()
-        quota = _CpuQuota(f"{os.getpid()}-{confinement.slot}", confinement.cgroups, limits.cpus)
+        quota = CpuQuota(f"{os.getpid()}-{confinement.slot}", confinement.cgroups, limits.cpus)
         cap = 2 * tree_size + (1 << 20)  # the tar of a full tmpfs, headers and padding
         with tempfile.TemporaryFile(dir=staging.parent) as spool:
             argv = quota.wrap(confinement.argv)
@@ -384,7 +190,7 @@ async def _sandboxed(
             if reason is None:
                 try:
                     too_big = f"wrote more than {limits.write_mb} MiB"
-                    await asyncio.to_thread(_unpack, spool, staging, tree_size, too_big)
+                    await asyncio.to_thread(unpack_built, spool, staging, tree_size, too_big)
                 except ArchiveError as exc:
                     reason = str(exc)
     finally:
@@ -400,12 +206,12 @@ async def _launch(
     argv: list[str],
     confinement: Confinement,
     limits: BuildLimits,
-    tail: _Tail,
+    tail: Tail,
     spool: IO[bytes],
     cap: int,
-) -> _Outcome:
+) -> Outcome:
     """Start the sandbox, read its output and result until it ends or time is up."""
-    outcome = _Outcome()
+    outcome = Outcome()
     read_end, write_end = os.pipe()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -436,27 +242,27 @@ async def _launch(
     try:
         async with asyncio.timeout(limits.time_s):
             await asyncio.gather(
-                _read_log(proc.stdout, tail),
-                _read_result(results, outcome, spool, cap, lambda: _kill(proc, confinement)),
+                read_log(proc.stdout, tail),
+                read_result(results, outcome, spool, cap, lambda: _kill(proc, confinement)),
                 proc.wait(),
             )
     except TimeoutError:
         outcome.timed_out = True
     finally:
         transport.close()
-        outcome.ooms = _counter(confinement.cgroups, "memory", OOM_FILES, "oom_kill")
-        outcome.refused = _counter(confinement.cgroups, "pids", ("pids.events",), "max")
+        outcome.ooms = cgroup_counter(confinement.cgroups, "memory", OOM_FILES, "oom_kill")
+        outcome.refused = cgroup_counter(confinement.cgroups, "pids", ("pids.events",), "max")
         _kill(proc, confinement)
         await proc.wait()
     outcome.returncode = proc.returncode
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(1.0):
-            await _read_log(proc.stdout, tail)  # what the last processes wrote as they died
+            await read_log(proc.stdout, tail)  # what the last processes wrote as they died
     return outcome
 
 
 async def _unsandboxed(
-    source: Path, command: str, staging: Path, limits: BuildLimits, tail: _Tail
+    source: Path, command: str, staging: Path, limits: BuildLimits, tail: Tail
 ) -> str | None:
     """Run the build as the server's user in staging (--sandbox none: for development only):
     the time limit, a file size limit and a size check after it, and nothing else."""
@@ -482,10 +288,10 @@ async def _unsandboxed(
             start_new_session=True,
         )
         assert proc.stdout is not None
-        outcome = _Outcome()
+        outcome = Outcome()
         try:
             async with asyncio.timeout(limits.time_s):
-                await asyncio.gather(_read_log(proc.stdout, tail), proc.wait())
+                await asyncio.gather(read_log(proc.stdout, tail), proc.wait())
         except TimeoutError:
             outcome.timed_out = True
         finally:
@@ -523,7 +329,7 @@ def _kill(proc: asyncio.subprocess.Process, confinement: Confinement) -> None:
         confinement.cgroups.kill_all()
 
 
-def _reason(out: _Outcome, limits: BuildLimits) -> str | None:
+def _reason(out: Outcome, limits: BuildLimits) -> str | None:
     """Why the build failed, in one line; None if it built."""
     written = f"wrote more than {limits.write_mb} MiB"
     if out.timed_out:
