@@ -138,8 +138,10 @@ def test_a_fork_bomb_is_killed_whole_at_the_time_limit(tmp_path: Path) -> None:
     command = f"{bomb}() {{ {bomb} | {bomb} & }}; {bomb}; while :; do :; done"
     result = run(source, command, dest, BuildLimits(time_s=3, pids=32))
     assert not result.ok
-    assert result.reason.startswith("timed out after 3 s ("), result.reason
-    assert "at the limit of 32 processes" in result.reason
+    # Killed at the time limit, or ended sooner when the bomb's first shell could not fork
+    # (dash gives up then): either way every fork past 32 was refused and counted.
+    assert re.match(r"(timed out after 3 s|exited with status 2) \(", result.reason), result.reason
+    assert "forks refused at the limit of 32 processes" in result.reason
     assert result.seconds < 6
     assert host_processes_with(bomb) == []
     no_leftovers(dest)
@@ -150,7 +152,8 @@ def test_a_build_past_its_time_is_killed(tmp_path: Path) -> None:
     dest = tmp_path / "built"
     result = run(source, "echo compiling; sleep 61.75", dest, BuildLimits(time_s=1.5))
     assert (result.ok, result.reason) == (False, "timed out after 1.5 s")
-    assert result.log == "compiling\n"
+    # The shell may say "Killed" of its sleep before it is killed itself.
+    assert result.log in ("compiling\n", "compiling\nKilled\n"), result.log
     assert 1.5 <= result.seconds < 4
     assert host_processes_with("61.75") == []
     no_leftovers(dest)
