@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import time
@@ -200,5 +201,16 @@ class BotCgroups:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
         for d in set(self.dirs.values()):
-            with contextlib.suppress(OSError):
-                d.rmdir()
+            _remove_group(d)
+
+
+def _remove_group(group: Path, tries: int = 50) -> None:
+    """rmdir a cgroup; while its killed processes are still leaving it (EBUSY), a moment later."""
+    for _ in range(tries):
+        try:
+            group.rmdir()
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                return
+            time.sleep(0.01)
