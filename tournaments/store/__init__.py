@@ -2,7 +2,8 @@
 
 One `Store` class assembled from a part per thing stored: base (engine, sessions, writes),
 authors (whose bots they are; BotStore builds on it), bots, submissions (an author's bots as
-sent, which become bots), tournaments (with schedules),
+sent, which become bots), tournaments (with schedules), ladders (tournaments that grow a
+set at a time),
 matches (with results), ratings, read-only queries, rounds (a tournament's confidence goal
 and the rounds appended to reach it), and staging (workers' results, recorded in schedule
 order).
@@ -14,6 +15,7 @@ from tournaments.ratings import apply_match
 from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, hash_token, new_token
+from tournaments.store.ladders import LADDER, LadderEntry, LadderStore, ladder_seed
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
     UNFINISHED,
@@ -38,6 +40,7 @@ __all__ = [
     "AUTHOR_NAME",
     "BOT_NAME",
     "FORMATS",
+    "LADDER",
     "LOAD_VOID_PREFIX",
     "UNFINISHED",
     "UNRECORDED",
@@ -46,6 +49,7 @@ __all__ = [
     "AuthorsBots",
     "BotProfile",
     "FinishedMatch",
+    "LadderEntry",
     "MatchDetail",
     "MatchSummary",
     "RankingRow",
@@ -57,12 +61,20 @@ __all__ = [
     "apply_match",
     "check_author_name",
     "hash_token",
+    "ladder_seed",
     "new_token",
     "version_name",
 ]
 
 
 class Store(
-    SubmissionStore, TournamentStore, StagingStore, MatchStore, RatingStore, QueryStore, RoundStore
+    SubmissionStore,
+    TournamentStore,
+    LadderStore,
+    StagingStore,
+    MatchStore,
+    RatingStore,
+    QueryStore,
+    RoundStore,
 ):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""

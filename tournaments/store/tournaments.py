@@ -29,7 +29,7 @@ from tournaments.ratings import TrueSkillSettings
 from tournaments.schedule import SEED_LIMIT, gauntlet, round_robin
 from tournaments.store.base import StoreBase
 
-FORMATS = ("round_robin", "gauntlet")
+FORMATS = ("round_robin", "gauntlet", "ladder")
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,9 @@ class TournamentStore(StoreBase):
     ) -> Tournament:
         """Store a tournament of entrants (bot ids or names) and all its matches, pending.
 
-        `format` is "round_robin", or "gauntlet": the first entrant meets the field at every
-        table of the others. `worker`: the one worker that plays it (its remote bots connect
+        `format` is "round_robin", "gauntlet" (the first entrant meets the field at every
+        table of the others) or "ladder" (no schedule: sets are added one at a time, and
+        `rounds` counts them, so it starts at 0). `worker`: the one worker that plays it (its remote bots connect
         there); None, any."""
         # Unknown games, options, bots and impossible schedules all raise before any write.
         if format not in FORMATS:
@@ -107,7 +108,10 @@ class TournamentStore(StoreBase):
                 raise ScheduleError(
                     f"a bot enters once; named more than once: {', '.join(repeated)}"
                 )
-            if format == "gauntlet":
+            if format == "ladder":
+                schedule = []
+                rounds = 0
+            elif format == "gauntlet":
                 if tables is not None:
                     raise ScheduleError(
                         "a gauntlet plays every table; --tables is for round robins"
@@ -142,6 +146,8 @@ class TournamentStore(StoreBase):
                 for i, b in enumerate(bot_ids)
             )
             session.flush()
+            if not schedule:  # a ladder: its sets come later (an empty insert is no insert)
+                return tournament
             session.exec(
                 insert(Match),
                 params=[
