@@ -24,6 +24,7 @@ from server.cli.compare import compare
 from server.cli.database import db_app
 from server.cli.demo import demo
 from server.cli.games import games_command
+from server.cli.ladder import ladder_app
 from server.cli.match_list import match_list
 from server.cli.matches import match_app
 from server.cli.rankings import rankings, ratings_app
@@ -50,6 +51,7 @@ match_app.command("list")(match_list)
 app.add_typer(author_app, name="author")
 app.add_typer(bot_app, name="bot")
 app.add_typer(tournament_app, name="tournament")
+app.add_typer(ladder_app, name="ladder")
 app.add_typer(ratings_app, name="ratings")
 app.add_typer(match_app, name="match")
 app.add_typer(db_app, name="db")

@@ -1,0 +1,290 @@
+"""`cardshark ladder ...`: a game's ladder, played a duplicate set at a time (docs/ladder.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Annotated
+
+import typer
+
+from server.bots.house import resolve_names
+from server.cli.common import (
+    REMOTE_HINT,
+    DbOption,
+    PortOption,
+    check_listen,
+    command_group,
+    console,
+    errors,
+    fail,
+    open_store,
+    parse_options,
+    remote_port,
+    require_sandbox,
+)
+from server.cli.referee_options import RefereeOptions, referee_options
+from server.cli.running import bot_stopped
+from server.cli.tables import Column, WideOption, print_table
+from server.cli.tournament_show import db_flag
+from server.play.ladder import LadderPlan, LadderServer, SetPlayed, play_ladder
+from server.play.tournament import Run
+from tournaments.errors import TournamentError
+from tournaments.matchmaking import RULES, Rule, provisional
+from tournaments.models import Tournament, TournamentStatus
+from tournaments.ratings import Rating
+from tournaments.store import LADDER, Store
+
+ladder_app = command_group("Run a game's ladder: continuous play of the tables it needs most.")
+
+
+@ladder_app.command("run")
+@referee_options()
+def ladder_run(
+    game: str,
+    bots: Annotated[
+        str | None, typer.Option(help="Comma-separated bot names to enter (added to its field).")
+    ] = None,
+    sets: Annotated[
+        int | None, typer.Option(min=1, help="Play N sets, then stop (default: until stopped).")
+    ] = None,
+    pairing: Annotated[
+        str, typer.Option(help=f"How tables are picked: {', '.join(RULES)}.")
+    ] = "cardshark",
+    one_per_author: Annotated[
+        bool, typer.Option(help="Never seat two bots of one author at a table.")
+    ] = False,
+    seats: Annotated[
+        int | None, typer.Option(help="Seat count, for games with several (a new ladder).")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="Game option NAME=VALUE (a new ladder; repeatable).")
+    ] = None,
+    move_ms: Annotated[
+        int | None, typer.Option(min=1, help="Time per move (a new ladder; game default).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Master seed (a new ladder; random).")] = None,
+    port: PortOption = 0,
+    db: DbOption = None,
+    wide: WideOption = False,
+    *,
+    referee: RefereeOptions,
+) -> None:
+    """Play the game's ladder (made on first use) until Ctrl-C, SIGTERM or --sets N; each
+    set is rated at once, and a stopped ladder goes on where it was with the same command."""
+    if pairing not in RULES:
+        fail(f"--pairing {pairing!r}: one of {', '.join(RULES)}")
+    referee.check()
+    tls = referee.tls()
+    names = [b.strip() for b in (bots or "").split(",") if b.strip()]
+    with open_store(db, create=True) as store:
+        ladder = _open_ladder(store, game, seats, option or [], move_ms, seed, names)
+        assert ladder.id is not None
+        entered = store.enter_ladder(ladder.id, resolve_names(store, names))
+        field = store.ladder_field(ladder.id)
+        policy = referee.policy(store, check=False)
+        if any(e.bot.command for e in field):
+            require_sandbox(policy)
+        if any(not e.bot.command for e in field):
+            port = remote_port(referee.host, port)
+        else:
+            check_listen(referee.host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
+        console.print(
+            f"ladder {ladder.id}: {ladder.game}, {ladder.seats} seats, {len(field)} bots in its "
+            f"field"
+            + (f" ({len(entered)} entered now)" if entered else "")
+            + f", {ladder.rounds} sets so far; tables picked by {pairing}"
+            + (", one bot per author" if one_per_author else ""),
+            highlight=False,
+        )
+        plan = LadderPlan(
+            rule=_rule(pairing),
+            one_per_author=one_per_author,
+            sets=sets,
+            on_set=_say_set,
+            on_idle=lambda why: console.print(why, highlight=False),
+        )
+        server = LadderServer(
+            referee.host, port, tls, policy, referee.cpu_clocks, referee.transport
+        )
+        _play(store, ladder.id, server, plan)
+        show_ladder(store, ladder.id, wide)
+        console.print(
+            f"more: cardshark tournament show {ladder.id}{db_flag(db)}  (who beat whom)",
+            highlight=False,
+        )
+
+
+def _rule(pairing: str) -> Rule:
+    for rule in RULES:
+        if rule == pairing:
+            return rule
+    raise AssertionError(pairing)
+
+
+def _open_ladder(
+    store: Store,
+    game: str,
+    seats: int | None,
+    options: list[str],
+    move_ms: int | None,
+    seed: int | None,
+    names: list[str],
+) -> Tournament:
+    """The game's ladder, or a new one with these settings (refused for an existing one)."""
+    try:
+        ladder = store.latest_ladder(game)
+    except TournamentError as exc:
+        fail(str(exc))
+    if ladder is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("--seats", seats),
+                ("--option", options or None),
+                ("--move-ms", move_ms),
+                ("--seed", seed),
+            )
+            if value is not None
+        ]
+        if given:
+            fail(
+                f"ladder {ladder.id} of {game} exists; {', '.join(given)} are set when a ladder "
+                "is made and cannot change"
+            )
+        return ladder
+    return store.create_tournament(
+        game,
+        resolve_names(store, names),
+        seats=seats,
+        options=parse_options(options),
+        seed=seed,
+        clock_ms=move_ms,
+        format=LADDER,
+        name=f"{game} ladder",
+    )
+
+
+def _say_set(done: SetPlayed) -> None:
+    table = ", ".join(f"{n} {s:g}" for n, s in zip(done.names, done.scores, strict=True))
+    console.print(
+        f"set {done.number + 1}: {table}  ({done.sets} sets, {done.matches} matches in all)",
+        highlight=False,
+    )
+
+
+def _play(store: Store, ladder_id: int, server: LadderServer, plan: LadderPlan) -> None:
+    """Play until done; Ctrl-C or SIGTERM stops it between or during sets, resumably."""
+    stopped_by: list[str] = []
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def terminate() -> None:
+            stopped_by.append("SIGTERM")
+            task.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        run = Run(2, None, None, None, True, bot_stopped)
+        await play_ladder(store, ladder_id, server, run, plan)
+
+    try:
+        asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        how = stopped_by[0] if stopped_by else "Ctrl-C"
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        open_set = store.pending_matches(ladder_id)
+        ladder = store.get_tournament(ladder_id)
+        if open_set:
+            store.set_tournament_status(ladder_id, TournamentStatus.INTERRUPTED)
+        unfinished = (
+            f"; set {open_set[0].round + 1} was in play: its {len(open_set)} unfinished "
+            "match(es) are played first when it goes on"
+            if open_set
+            else "; no set was in play"
+        )
+        errors.print(
+            f"ladder {ladder_id} stopped by {how} with {ladder.rounds} sets{unfinished}; "
+            f"go on with: cardshark ladder run {ladder.game}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        raise typer.Exit(143 if how == "SIGTERM" else 130) from None
+
+
+def show_ladder(store: Store, ladder_id: int, wide: bool = False) -> None:
+    """The ladder's field ranked by μ − 3σ, provisional bots marked."""
+    ladder = store.get_tournament(ladder_id)
+    field = sorted(
+        store.ladder_field(ladder_id), key=lambda e: (-(e.mu - 3 * e.sigma), -e.mu, e.bot.name)
+    )
+    rows = [
+        [
+            str(rank),
+            e.bot.name + (" (provisional)" if provisional(Rating(e.mu, e.sigma)) else ""),
+            e.author,
+            f"{e.mu:.2f}",
+            f"{e.sigma:.2f}",
+            f"{e.mu - 3 * e.sigma:.2f}",
+            str(e.sets),
+        ]
+        for rank, e in enumerate(field, start=1)
+    ]
+    print_table(
+        f"Ladder {ladder_id}: {ladder.game}, {ladder.rounds} sets",
+        [
+            Column("rank", justify="right"),
+            Column("bot"),
+            Column("author", 2),
+            Column("μ", 1, "right"),
+            Column("σ", 3, "right"),
+            Column("μ−3σ", justify="right"),
+            Column("sets", justify="right"),
+        ],
+        rows,
+        empty="no bots in the ladder's field: enter some with --bots, or accept a submission",
+        wide=wide,
+    )
+
+
+@ladder_app.command("status")
+def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> None:
+    """The game's ladder: sets played and in play, its field, who is provisional."""
+    with open_store(db) as store:
+        ladder = store.latest_ladder(game)
+        if ladder is None or ladder.id is None:
+            fail(f"no ladder of {game} yet; start one with: cardshark ladder run {game} --bots ...")
+        progress = store.tournament_status(ladder.id)
+        field = store.ladder_field(ladder.id)
+        waiting = sum(1 for e in field if provisional(Rating(e.mu, e.sigma)))
+        in_play = len({m.round for m in store.pending_matches(ladder.id)})
+        console.print(
+            f"ladder {ladder.id}: {ladder.game}, {ladder.status}; {ladder.rounds} sets "
+            f"({in_play} in play), {progress.finished} matches finished; {len(field)} bots in "
+            f"its field, {waiting} provisional",
+            highlight=False,
+        )
+        show_ladder(store, ladder.id, wide)
+
+
+@ladder_app.command("add")
+def ladder_add(
+    game: str,
+    bots: Annotated[str, typer.Argument(help="Comma-separated bot names.")],
+    db: DbOption = None,
+) -> None:
+    """Enter bots in the game's ladder; a running ladder seats them from its next pick."""
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    with open_store(db) as store:
+        ladder = store.latest_ladder(game)
+        if ladder is None or ladder.id is None:
+            fail(f"no ladder of {game} yet; start one with: cardshark ladder run {game} --bots ...")
+        entered = store.enter_ladder(ladder.id, resolve_names(store, names))
+        already = [n for n in names if n not in {b.name for b in entered}]
+        console.print(
+            f"ladder {ladder.id}: entered {', '.join(b.name for b in entered) or 'none'}"
+            + (f"; already in: {', '.join(already)}" if already else ""),
+            highlight=False,
+        )

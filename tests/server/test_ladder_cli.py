@@ -1,0 +1,192 @@
+"""`cardshark ladder` end to end: real bot processes over the referee, a real SQLite file.
+
+A ladder of house bots of graded noise is ordered by their noise; a bot entered while the
+ladder runs sits at the next table picked, a retired one at none; one bot per author when
+asked; and a ladder killed with SIGKILL goes on with no set lost or rated twice, its
+ratings those a recompute gives.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from server.bots.house import parse_house
+from tournaments.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+GAME = "knaves"
+BRISK_BOT = ROOT / "tests" / "server" / "bots" / "brisk_bot.py"  # 4 ms a decision
+
+
+def cli(*args: str, db: str, code: int = 0) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", *args, "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == code, run.stdout + run.stderr
+    return run.stdout + run.stderr
+
+
+def start(*args: str, db: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "server.cli", "ladder", "run", GAME, *args, "--db", db],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def set_lines(process: subprocess.Popen[str]) -> Iterator[str]:
+    """The ladder's `set N: ...` lines as it prints them, until it exits."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("set "):
+            yield line
+
+
+def until(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
+    """Poll the condition until it holds; fail if the process ends first or after 120 s."""
+    end = time.monotonic() + 120
+    while not condition():
+        assert process.poll() is None, f"the ladder exited ({process.returncode}) first"
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.01)
+
+
+def house(noise: float) -> str:
+    return f"house:{GAME}:noise={noise:g}"
+
+
+def house_name(noise: float) -> str:
+    return parse_house(house(noise)).bot_name
+
+
+def tables(db: str) -> dict[int, set[str]]:
+    """Per set number, the names of the bots at its table."""
+    with Store(db) as store:
+        (ladder,) = [t for t in store.list_tournaments() if t.format == "ladder"]
+        names = {b.id: b.name for b in store.list_bots(include_removed=True)}
+        out: dict[int, set[str]] = {}
+        for match in store.matches(ladder.id or 0, include_voided=False):
+            out.setdefault(match.round, set()).update(names[b] for b in match.seats)
+        return out
+
+
+def sets_so_far(db: str) -> int:
+    with Store(db) as store:
+        ladder = store.latest_ladder(GAME)
+        assert ladder is not None
+        return ladder.rounds
+
+
+def test_a_ladder_of_house_bots_orders_them_by_noise(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    noises = [0.0, 0.4, 0.7, 1.0]
+    bots = ",".join(house(n) for n in reversed(noises))
+    out = cli("ladder", "run", GAME, "--bots", bots, "--sets", "24", "--seed", "7", db=db)
+    assert out.count("\nset ") + out.startswith("set ") == 24, out
+    with Store(db) as store:
+        ladder = store.latest_ladder(GAME)
+        assert ladder is not None and ladder.id is not None and ladder.rounds == 24
+        field = sorted(store.ladder_field(ladder.id), key=lambda e: -e.mu)
+        assert [e.bot.name for e in field] == [house_name(n) for n in noises]
+        assert store.tournament_status(ladder.id).finished == 24 * 6
+        # the newcomers were seated first: each bot sat in one of the first two sets
+        firsts = tables(db)
+        assert firsts[0] | firsts[1] == {house_name(n) for n in noises}
+    assert "Ladder 1: knaves, 24 sets" in out
+
+
+def test_a_bot_entered_while_it_runs_plays_at_once_and_a_retired_one_no_more(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    first = [house(n) for n in (0.0, 0.3, 0.6, 0.9)]
+    ladder = start("--bots", ",".join(first), "--seed", "3", db=db)
+    try:
+        lines = set_lines(ladder)
+        for _ in range(8):  # every bot past its newcomer sets
+            next(lines)
+        cli("ladder", "add", GAME, house(1.0), db=db)
+        joined = sets_so_far(db)
+        cli("bot", "remove", house_name(0.3), db=db)
+        retired = sets_so_far(db)
+        for line in lines:
+            if int(line.split()[1].rstrip(":")) >= retired + 3:
+                break
+    finally:
+        ladder.send_signal(signal.SIGINT)
+        ladder.wait(timeout=60)
+    played = tables(db)
+    # the set in play when it was entered may have been picked before: the next one seats it
+    assert house_name(1.0) in played[joined] | played[joined + 1]
+    assert all(house_name(0.3) not in played[k] for k in played if k > retired)
+    assert ladder.returncode == 130
+
+
+def test_one_per_author_never_seats_two_bots_of_an_author_together(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    names = []
+    for author in ("ann", "bob", "cy"):
+        cli("author", "add", author, db=db)
+        for i, noise in enumerate((0.2, 0.8)):
+            name = f"{author}{i}"
+            command = parse_house(house(noise)).command
+            cli("bot", "add", name, "--command", command, "--author", author, db=db)
+            names.append(name)
+    cli(
+        "ladder", "run", GAME, "--bots", ",".join(names), "--sets", "10", "--one-per-author",
+        "--seed", "4", db=db,
+    )  # fmt: skip
+    played = tables(db)
+    assert len(played) == 10
+    for seated in played.values():
+        assert len({name[:-1] for name in seated}) == 3, seated
+    assert len(set().union(*played.values())) == 6  # every bot played
+
+
+def test_a_killed_ladder_goes_on_with_no_set_lost_or_rated_twice(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    cli("bot", "add", "slow", "--command", f"{sys.executable} {BRISK_BOT}", db=db)
+    bots = ",".join([house(0.0), house(1.0), "slow"])  # every set seats all three
+    ladder = start("--bots", bots, "--seed", "9", db=db)
+    next(set_lines(ladder))
+    with Store(db) as store:
+        until(lambda: any(m.status == "running" for m in store.pending_matches(1)), ladder)
+    ladder.send_signal(signal.SIGKILL)  # in the middle of a set: its matches in play
+    ladder.wait(timeout=60)
+    killed_at = sets_so_far(db)
+    with Store(db) as store:
+        assert {m.round for m in store.pending_matches(1)} == {killed_at - 1}
+    out = cli("ladder", "run", GAME, "--sets", "2", db=db)
+    assert "ladder 1: knaves" in out
+    with Store(db) as store:
+        ladder_row = store.latest_ladder(GAME)
+        assert ladder_row is not None and ladder_row.id is not None
+        assert ladder_row.rounds == killed_at + 2
+        finished = Counter(
+            m.round for m in store.matches(ladder_row.id, include_voided=False)
+            if m.status == "finished"
+        )  # fmt: skip
+        assert finished == {k: 6 for k in range(killed_at + 2)}
+        assert store.pending_matches(ladder_row.id) == []
+        history = Counter(h.match_id for h in store.rating_history(GAME))
+        assert sum(history.values()) == 3 * (killed_at + 2)  # each set rated once, 3 bots
+        before = {b: (r.mu, r.sigma) for b, r in store.ratings(GAME).items()}
+        store.recompute(GAME)
+        after = {b: (r.mu, r.sigma) for b, r in store.ratings(GAME).items()}
+    assert after.keys() == before.keys()
+    for bot, (mu, sigma) in before.items():
+        assert abs(after[bot][0] - mu) < 1e-9 and abs(after[bot][1] - sigma) < 1e-9
