@@ -77,8 +77,8 @@ class TournamentStore(StoreBase):
 
         `format` is "round_robin", "gauntlet" (the first entrant meets the field at every
         table of the others) or "ladder" (no schedule: sets are added one at a time, and
-        `rounds` counts them, so it starts at 0). `worker`: the one worker that plays it (its remote bots connect
-        there); None, any."""
+        `rounds` counts them, so it starts at 0). `worker`: the one worker that plays it (its
+        remote bots connect there); None, any."""
         # Unknown games, options, bots and impossible schedules all raise before any write.
         if format not in FORMATS:
             raise ScheduleError(f"unknown format {format!r}; formats: {', '.join(FORMATS)}")
