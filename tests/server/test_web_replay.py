@@ -12,7 +12,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
+from games.kansas_city import SUIT_NAMES as KC_COLOURS
 from games.registry import all_games, get_game
+from server.views.transcript import seat_names
 from tests.games.contract import leaves
 from tests.server.webkit import chromium_page, play_match, serve_web
 from tournaments.models import Bot, BotArchive, Submission, SubmissionState
@@ -141,6 +143,96 @@ def codes(page: Page, selector: str) -> list[str]:
     ]
 
 
+# The suit glyph of each game's suit as its view names it (a letter or a word).
+GLYPHS = {
+    **{"S": "♠", "H": "♥", "D": "♦", "C": "♣"},
+    **{"spades": "♠", "hearts": "♥", "diamonds": "♦", "clubs": "♣"},
+    **{"sword": "⚔", "staff": "⚚", "knives": "†", "stars": "★"},
+}
+NINJA_LETTERS = {"sword": "S", "staff": "T", "knives": "N", "stars": "R"}
+KNIVES_LETTERS = {"spades": "S", "clubs": "C", "diamonds": "D", "hearts": "H"}
+
+
+def suit_of(game: str, view: dict[str, Any], code: str) -> str:
+    """The group a hand's card is drawn in: its suit, the Jokers with the trumps."""
+    if game == "knives" and code == "JO":
+        return "K"
+    if game == "ninja-whist" and code == "J*":
+        return NINJA_LETTERS.get(view["trump"], code)
+    return code if code == "JK" else code[1:]
+
+
+def trump_groups(game: str, view: dict[str, Any]) -> list[str]:
+    """The suits a hand shows first: the trumps."""
+    if game == "knaves":
+        return [view["trump"]]
+    if game == "knives":
+        return ["K", KNIVES_LETTERS.get(view["strong_suit"], "K")]
+    if game == "ninja-whist":
+        return [NINJA_LETTERS.get(view["trump"], "")]
+    return ["JK"] if game == "kill" else []
+
+
+def by_suit(game: str, view: dict[str, Any], hand: list[str]) -> list[str]:
+    """The engine's hand grouped by suit, each group where its first card is, trumps first."""
+    groups: dict[str, list[str]] = {}
+    for code in hand:
+        groups.setdefault(suit_of(game, view, code), []).append(code)
+    first = [t for t in trump_groups(game, view) if t in groups]
+    order = first + [k for k in groups if k not in first]
+    return [code for k in order for code in groups[k]]
+
+
+def trick_plays(game: str, view: dict[str, Any], seats: int) -> list[tuple[int, str]]:
+    """The trick in play as (seat, card) pairs, from the engine's view."""
+    trick = view["trick"]
+    if game in ("kansas-city", "ninja-whist"):
+        return [(p["seat"], p["card"]) for p in trick]
+    return [((view["leader"] + i) % seats, c) for i, c in enumerate(trick)]
+
+
+def closed_plays(game: str, trick: dict[str, Any], seats: int) -> list[tuple[int, str]]:
+    """A closed trick (a view's or a hand record's) as (seat, card) pairs."""
+    if "plays" in trick:
+        return [(p["seat"], p["card"]) for p in trick["plays"]]
+    return [((trick["leader"] + i) % seats, c) for i, c in enumerate(trick["cards"])]
+
+
+def shown_plays(page: Page, selector: str) -> list[tuple[int, str, str]]:
+    """The plays drawn in the middle of the table: seat, card, the name written beside it."""
+    return [
+        (int(p[0]), str(p[1]), str(p[2]))
+        for p in page.locator(f"{selector} .play").evaluate_all(
+            """nodes => nodes.map(n => [n.dataset.seat, n.querySelector('[data-card]').dataset.card,
+                                        n.querySelector('.who').textContent])"""
+        )
+    ]
+
+
+def seat_towards(page: Page, play: str) -> int:
+    """The seat a play drawn in the middle of the table points to: the seat whose panel's
+    direction from the table's centre is nearest to the play's direction from the trick's."""
+    return int(
+        page.locator(play).evaluate(
+            """node => {
+              const centre = (e) => { const r = e.getBoundingClientRect();
+                                      return [r.x + r.width / 2, r.y + r.height / 2]; };
+              const unit = ([x, y], [ox, oy]) => { const d = Math.hypot(x - ox, y - oy);
+                                                   return [(x - ox) / d, (y - oy) / d]; };
+              const [px, py] = unit(centre(node), centre(node.parentElement));
+              const table = centre(document.getElementById('seats'));
+              let best = null, bestCos = -2;
+              for (const seat of document.querySelectorAll('#seats .seat')) {
+                const [sx, sy] = unit(centre(seat), table);
+                const cos = px * sx + py * sy;
+                if (cos > bestCos) { bestCos = cos; best = seat.dataset.seat; }
+              }
+              return best;
+            }"""
+        )
+    )
+
+
 def open_replay(page: Page, url: str, match_id: int, seat: str = "") -> None:
     page.goto(f"{url}/matches/{match_id}")
     expect(page.locator("#replay")).to_have_attribute("data-loaded", "full")
@@ -173,20 +265,34 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
     for n in (0, ended, len(actions)):
         go_to(page, n, len(actions))
         state = state_at(store, match_id, n)
-        scores = page.locator("#seats td.score")
+        scores = page.locator("#seats .seat .score")
         expect(scores).to_have_text([str(s) for s in game.scores(state)])
         sealed = sealed_at(store, match_id, n)  # Kansas City's upgraded faces, masked
         for seat in range(len(detail.match.seats)):
             view = game.sealed_view(state, seat, sealed)
-            row = f"#seats tr[data-seat='{seat}']"
-            assert codes(page, f"{row} .hand-cards [data-card]") == list(view["hand"]), (n, seat)
+            row = f"#seats .seat[data-seat='{seat}']"
+            drawn = codes(page, f"{row} .hand-cards [data-card]")
+            assert drawn == by_suit(name, view, list(view["hand"])), (n, seat)
+            tops = page.locator(f"{row} .hand-cards .card").evaluate_all(
+                "nodes => nodes.map(n => Math.round(n.getBoundingClientRect().top))"
+            )
+            assert len(set(tops)) <= 1, (n, seat, tops)  # one row, however many cards
         trick = trick_of(name, game.view(state, 0))
         if trick is None:
             expect(page.locator("#trick")).to_have_count(0)
         else:
             assert codes(page, "#trick [data-card]") == trick, n
         to_act = game.to_act(state)
-        expect(page.locator("#seats tr.to-act")).to_have_count(0 if to_act is None else 1)
+        expect(page.locator("#seats .seat.to-act")).to_have_count(0 if to_act is None else 1)
+        public = game.view(state, 0)
+        trump = {"knaves": "trump", "knives": "strong_suit", "ninja-whist": "trump"}.get(name)
+        if trump is None or (name == "knives" and not public[trump]):  # none, or not yet named
+            expect(page.locator("#trump")).to_have_count(0)
+        elif not public[trump]:  # a Ninja Whist round without trumps
+            expect(page.locator("#trump")).to_have_text("trump none")
+        else:
+            expect(page.locator("#trump")).to_have_attribute("data-suit", public[trump])
+            expect(page.locator("#trump .glyph")).to_have_text(GLYPHS[public[trump]])
         if n:
             shown = game.sealed_action(actions[n - 1], sealed_at(store, match_id, n - 1))
             expect(page.locator("#action")).to_have_text(shown)
@@ -195,6 +301,82 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
     expect(page.locator("#last-hand")).to_contain_text("hand 1 ended")
     expect(page.locator("#last-hand")).to_contain_text(
         "points " + " ".join(str(p) for p in record["points"])
+    )
+
+
+def trick_steps(store: Store, match_id: int) -> tuple[int, int, int]:
+    """Steps of the match: the first with two or more cards of a trick in play, the first
+    right after a trick closed with its hand still on, and the first hand's end."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    in_play = closed = ended = 0
+    for n, action in enumerate(actions, 1):
+        before, hands = len(game.view(state, 0)["tricks"]), game.hands_finished(state)
+        game.apply(state, action)
+        if game.hands_finished(state) > hands:
+            ended = ended or n
+            continue
+        view = game.view(state, 0)
+        if not in_play and len(view["trick"]) >= 2:
+            in_play = n
+        if not closed and len(view["tricks"]) > before:
+            closed = n
+        if in_play and closed and ended:
+            break
+    return in_play, closed, ended
+
+
+@pytest.mark.parametrize("name", sorted(set(all_games()) - {"kill"}))
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_the_trick_sits_by_its_players_and_its_winner_is_marked(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names, seats = seat_names(detail), len(detail.match.seats)
+    open_replay(page, url, match_id, seat)
+    in_play, closed, ended = trick_steps(store, match_id)
+    assert in_play and closed and ended
+
+    go_to(page, in_play, len(actions))
+    view = game.view(state_at(store, match_id, in_play), 0)
+    expected = trick_plays(name, view, seats)
+    assert shown_plays(page, "#trick") == [(s, c, names[s]) for s, c in expected]
+    for s, _ in expected:  # each card is on its player's side of the table
+        assert seat_towards(page, f"#trick .play[data-seat='{s}']") == s, (s, expected)
+    expect(page.locator("#last-trick")).to_have_count(0)
+    expect(page.locator(".play.winner")).to_have_count(0)
+
+    for n, trick in (
+        (closed, game.view(state_at(store, match_id, closed), 0)["tricks"][-1]),
+        (ended, game.hand_records(state_at(store, match_id, ended))[0]["tricks"][-1]),
+    ):
+        go_to(page, n, len(actions))
+        expect(page.locator("#trick .play")).to_have_count(0)
+        plays = closed_plays(name, trick, seats)
+        assert shown_plays(page, "#last-trick") == [(s, c, names[s]) for s, c in plays], n
+        winner = page.locator("#last-trick .play.winner")
+        expect(winner).to_have_count(1)
+        expect(winner).to_have_attribute("data-seat", str(trick["winner"]))
+        expect(winner.locator(".won")).to_have_text("✔ won")
+
+
+def test_kansas_city_colours_have_letters_and_a_legend(
+    site: tuple[str, Store, dict[str, int]], page: Page
+) -> None:
+    url, store, matches = site
+    open_replay(page, url, matches["kansas-city"])
+    hand = page.locator("#seats .seat[data-seat='0'] .hand-cards [data-card]")
+    cards = codes(page, "#seats .seat[data-seat='0'] .hand-cards [data-card]")
+    assert any(c[1:] in KC_COLOURS for c in cards), cards
+    letters = hand.evaluate_all(
+        "ns => ns.map(n => (n.querySelector('.suit-letter') || {textContent: '?'}).textContent)"
+    )
+    assert letters == [c[1:] for c in cards]  # the colour's letter ("5?": a face never shown)
+    expect(page.locator("#legend .key")).to_have_text(
+        [f"●{letter} {colour}" for letter, colour in KC_COLOURS.items()]
     )
 
 
@@ -211,15 +393,20 @@ def test_one_seat_view_has_only_what_that_seat_was_sent(
         go_to(page, n, len(actions))
         state = state_at(store, match_id, n)
         hidden = game.hidden_cards(state, SEAT)
-        shown = codes(page, "#replay [data-card]:not(#last-hand [data-card])")
-        assert shown, n
+        # The finished hand's record, published to every seat, is drawn in the hand's summary
+        # and (its last trick) in the middle of the table: its cards are the only ones that
+        # may be of the new deal.
+        record = "#last-hand [data-card], .from-record [data-card]"
+        shown = codes(page, f"#replay [data-card]:not({record})")
+        assert shown or codes(page, record), n  # the page drew cards
         assert not hidden & set(shown), (n, sorted(hidden & set(shown)))
         published = (
             set(leaves(game.hand_records(state)[-1])) if game.hands_finished(state) else set()
         )
-        assert set(codes(page, "#last-hand [data-card]")) <= published, n
-        own = f"#seats tr[data-seat='{SEAT}'] .hand-cards [data-card]"
-        assert codes(page, own) == list(game.view(state, SEAT)["hand"]), n
+        assert set(codes(page, record)) <= published, n
+        own = f"#seats .seat[data-seat='{SEAT}'] .hand-cards [data-card]"
+        view = game.view(state, SEAT)
+        assert codes(page, own) == by_suit(name, view, list(view["hand"])), n
         expect(page.locator(".hand-cards")).to_have_count(1)
         # Moves after this step are links without their actions.
         later = page.locator(f"#moves li#s{n + 1}")
@@ -286,14 +473,14 @@ def test_a_fault_is_shown_on_its_own_seat(
     match_id = matches["knaves"]
     open_replay(page, url, match_id)
     go_to(page, 5, -1)  # the fault was charged at decision 4: the step after it shows it
-    expect(page.locator("#seats tr.faulted")).to_have_attribute("data-seat", "2")
+    expect(page.locator("#seats .seat.faulted")).to_have_attribute("data-seat", "2")
     expect(page.locator("#faults .fault")).to_have_text(
         f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback play:2C)"
     )
     expect(page.locator("#result tr[data-seat='2'] td").nth(4)).to_have_text("1")
     expect(page.locator("#result tr[data-seat='0'] td").nth(4)).to_have_text("0")
     go_to(page, 6, -1)
-    expect(page.locator("#seats tr.faulted")).to_have_count(0)
+    expect(page.locator("#seats .seat.faulted")).to_have_count(0)
 
 
 def test_bot_supplied_strings_stay_text(
@@ -305,7 +492,7 @@ def test_bot_supplied_strings_stay_text(
     match_id = matches["knaves"]
     open_replay(page, url, match_id)
     go_to(page, 5, -1)
-    expect(page.locator("#seats tr[data-seat='0'] td.bot")).to_contain_text(XSS)
+    expect(page.locator("#seats .seat[data-seat='0'] .bot")).to_contain_text(XSS)
     expect(page.locator("#result")).to_contain_text(XSS)
     tournament = store.get_match(match_id).tournament_id
     bot_page = f"/bots/{urllib.parse.quote(XSS)}"

@@ -11,10 +11,27 @@ const Replay = (() => {
   let at = 0;
   let focus = "";
 
-  /** A game's renderer: deck, columns, cells(ctx, s), hand(ctx, s), info(ctx), trick(ctx),
-   * lastTrick(ctx), handEnd(ctx, record). */
+  /** A game's renderer: deck, columns, cells(ctx, s), hand(ctx, s), info(ctx) (the public
+   * strip's items), suitOf(code, ctx) and trumps(ctx) (hands are drawn grouped by suit, trump
+   * first), and optionally trump(ctx) ({suit, letter} for the strip), trick(ctx) (the plays
+   * of the trick in play), lastTrick(ctx) and recordTrick(ctx, record) (the trick closed last, as
+   * {plays, winner}), handEnd(ctx, record), legend(), middle(ctx) (the middle of a
+   * table without tricks). */
   function register(game, renderer) {
     renderers[game] = renderer;
+  }
+
+  /** Where each seat sits around the table, counted from the seat at the bottom in turn order
+   * (bridge's South, West, North, East). */
+  const PLACES = {
+    2: ["b", "t"], 3: ["b", "tl", "tr"], 4: ["b", "l", "t", "r"], 5: ["b", "l", "tl", "tr", "r"],
+  };
+
+  function placeOf(s) {
+    const n = data.seats.length;
+    const bottom = data.focus === null ? 0 : data.focus;
+    const places = PLACES[n] || PLACES[4];
+    return places[(s - bottom + n) % n] || "b";
   }
 
   function readHash() {
@@ -49,49 +66,96 @@ const Replay = (() => {
       return s === data.focus ? step.shared : null;
     };
     const renderer = renderers[data.game];
-    return {
+    const ctxOf = {
       step, data, full, focus: data.focus, view,
       pub: full ? view(0) : step.shared,
       known: (s) => full || s === data.focus,
-      name: (s) => data.seats[s].bot,
+      name: (s) => (data.seats[s] ? data.seats[s].bot : "–"),
       card: (code) => Cards.card(renderer.deck, code),
       cards: (codes) => Cards.cards(renderer.deck, codes),
-      hand: (codes) => Cards.cards(renderer.deck, codes, "hand-cards"),
+      hand: (codes) => Cards.cards(renderer.deck,
+        Cards.bySuit(codes || [], (c) => renderer.suitOf(c, ctxOf), renderer.trumps(ctxOf)), "hand-cards"),
       seatOf: (leader, i) => (leader + i) % data.seats.length,
     };
+    return ctxOf;
   }
 
   function seatLabel(s) {
     return s === null || s === undefined || s < 0 ? "–" : `seat ${s} ${data.seats[s].bot}`;
   }
 
-  function plays(ctx, list, id) {
-    return el("div", { id, class: "plays" }, (list || []).map((p) =>
-      el("span", { class: "play", "data-seat": p.seat },
-        el("small", {}, `${p.seat}`), ctx.card(p.card), p.note ? el("small", {}, p.note) : null)));
+  /** A trick in the middle of the table: each card at its player's side with the bot's name;
+   * `winner` (a closed trick) marks the card that took it. */
+  function plays(ctx, list, id, winner, cls) {
+    return el("div", { id, class: `plays ${cls || ""}` }, (list || []).map((p) => {
+      const won = winner !== undefined && winner === p.seat;
+      return el("span", { class: `play at-${placeOf(p.seat)}${won ? " winner" : ""}`, "data-seat": p.seat },
+        el("span", { class: "who" }, ctx.name(p.seat)), ctx.card(p.card),
+        p.note ? el("small", { class: "note" }, p.note) : null,
+        won ? el("span", { class: "won", title: "won the trick" }, " ✔ won") : null);
+    }));
   }
 
-  function seatsTable(ctx, renderer) {
+  /** The middle of the table: the trick in play, or once it closes (until the next lead, or
+   * at a hand's end from its published record) the closed trick with its winner. */
+  function centre(ctx, renderer) {
+    if (!renderer.trick) return renderer.middle ? renderer.middle(ctx) : null;
+    const trick = renderer.trick(ctx) || [];
+    if (trick.length) return plays(ctx, trick, "trick");
+    const ended = ctx.step.hand_ended;
+    if (ended && renderer.recordTrick) {
+      const closed = renderer.recordTrick(ctx, ended.record);
+      if (closed) {
+        return el("div", {}, plays(ctx, [], "trick"),
+          plays(ctx, closed.plays, "last-trick", closed.winner, "from-record"));
+      }
+    }
+    const closed = renderer.lastTrick ? renderer.lastTrick(ctx) : null;
+    if (closed) return el("div", {}, plays(ctx, [], "trick"), plays(ctx, closed.plays, "last-trick", closed.winner));
+    return plays(ctx, [], "trick");
+  }
+
+  function seatPanel(ctx, renderer, s) {
     const step = ctx.step;
-    const faulted = new Set(step.faults.map((f) => f.seat));
-    const head = el("tr", {}, el("th", { class: "num" }, "seat"), el("th", {}, "bot"),
-      el("th", { class: "num" }, "score"),
-      renderer.columns.map((c) => el("th", { class: "num" }, c)), el("th", {}, "hand"));
-    const rows = data.seats.map((seat, s) => {
-      const classes = ["seat"];
-      if (step.to_act === s) classes.push("to-act");
-      if (step.move && step.move.seat === s) classes.push("moved");
-      if (faulted.has(s)) classes.push("faulted");
-      if (seat.forfeited) classes.push("forfeited");
-      return el("tr", { class: classes.join(" "), "data-seat": s },
-        el("td", { class: "num" }, step.to_act === s ? "▶ " : "", String(s)),
-        el("td", { class: "bot" }, seat.bot, faulted.has(s) ? el("span", { class: "fault" }, " ⚠ fault") : null,
-          seat.forfeited ? el("span", { class: "fault" }, " (forfeited)") : null),
-        el("td", { class: "num score" }, String(step.scores[s])),
-        renderer.cells(ctx, s).map((v) => el("td", { class: "num" }, v)),
-        el("td", { class: "hand" }, renderer.hand(ctx, s)));
-    });
-    return el("table", { id: "seats" }, head, rows);
+    const seat = data.seats[s];
+    const faulted = step.faults.some((f) => f.seat === s);
+    const classes = ["seat", `at-${placeOf(s)}`];
+    if (step.to_act === s) classes.push("to-act");
+    if (step.move && step.move.seat === s) classes.push("moved");
+    if (faulted) classes.push("faulted");
+    if (seat.forfeited) classes.push("forfeited");
+    const cells = renderer.cells(ctx, s);
+    return el("div", { class: classes.join(" "), "data-seat": s },
+      el("div", { class: "head" },
+        el("span", { class: "turn", title: "to act" }, step.to_act === s ? "▶ " : ""),
+        el("span", { class: "bot" }, seat.bot),
+        el("small", { class: "seat-no" }, ` seat ${s}`),
+        faulted ? el("span", { class: "fault" }, " ⚠ fault") : null,
+        seat.forfeited ? el("span", { class: "fault" }, " (forfeited)") : null,
+        el("span", { class: "score", title: "score" }, String(step.scores[s]))),
+      el("div", { class: "stats" }, renderer.columns.map((c, i) =>
+        (cells[i] === "" || cells[i] === null || cells[i] === undefined ? null
+          : el("span", { class: "stat" }, el("small", {}, `${c} `), cells[i])))),
+      el("div", { class: "hand" }, renderer.hand(ctx, s)));
+  }
+
+  /** The table: seats around it, the trick in the middle. */
+  function tableOf(ctx, renderer) {
+    return el("div", { id: "seats", class: `felt seats-${data.seats.length}` },
+      data.seats.map((_, s) => seatPanel(ctx, renderer, s)),
+      el("div", { id: "centre" }, centre(ctx, renderer)));
+  }
+
+  /** The public state in one strip: the trump as its glyph first, then the game's items. */
+  function strip(ctx, renderer) {
+    const trump = renderer.trump ? renderer.trump(ctx) : null;
+    return el("div", { id: "info" },
+      trump ? el("span", { id: "trump", class: "chip", "data-suit": trump.suit },
+        el("small", {}, "trump "), trump.letter ? Cards.glyph(renderer.deck, trump.letter) : "none")
+        : null,
+      renderer.info(ctx).filter(Boolean).map((item) => (Array.isArray(item)
+        ? el("span", { class: "chip" }, el("small", {}, `${item[0]} `), item[1])
+        : item)));
   }
 
   function moveLine(step) {
@@ -139,13 +203,10 @@ const Replay = (() => {
     moveLine(step);
     faultLines(step);
     const table = document.getElementById("table");
-    const trick = renderer.trick ? renderer.trick(ctx) : null;
-    const last = renderer.lastTrick ? renderer.lastTrick(ctx) : null;
     table.replaceChildren(...[
-      seatsTable(ctx, renderer),
-      el("div", { id: "info" }, renderer.info(ctx)),
-      trick === null ? null : el("div", {}, "trick: ", plays(ctx, trick, "trick")),
-      last === null ? null : el("div", {}, "last trick: ", plays(ctx, last, "last-trick")),
+      strip(ctx, renderer),
+      tableOf(ctx, renderer),
+      renderer.legend ? el("div", { id: "legend" }, renderer.legend()) : null,
       ctx.full && step.unseen && step.unseen.length
         ? el("div", { id: "unseen" }, "face down (no seat sees them): ", ctx.cards(step.unseen))
         : null,
