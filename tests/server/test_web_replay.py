@@ -295,7 +295,9 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
             expect(page.locator("#trump .glyph")).to_have_text(GLYPHS[public[trump]])
         if n:
             shown = game.sealed_action(actions[n - 1], sealed_at(store, match_id, n - 1))
-            expect(page.locator("#action")).to_have_text(shown)
+            expect(page.locator("#action .words")).to_have_attribute("data-action", shown)
+            actor = game.to_act(state_at(store, match_id, n - 1))
+            expect(page.locator("#action .actor")).to_have_text(seat_names(detail)[actor])
     go_to(page, ended, len(actions))
     record = game.hand_records(state_at(store, match_id, ended))[0]
     expect(page.locator("#last-hand")).to_contain_text("hand 1 ended")
@@ -380,6 +382,23 @@ def test_kansas_city_colours_have_letters_and_a_legend(
     )
 
 
+class SeatKnowledge:
+    """Per step of a match, the cards hidden from a seat, and at the steps right after a hand
+    ended the cards of that hand's published record."""
+
+    def __init__(self, game: Any, detail: Any, actions: list[str], seat: int) -> None:
+        m, t = detail.match, detail.tournament
+        state = game.new_match(m.seed, len(m.seats), t.options)
+        self.hidden = [game.hidden_cards(state, seat)]
+        self.ended: dict[int, set[str]] = {}
+        for n, action in enumerate(actions, 1):
+            before = game.hands_finished(state)
+            game.apply(state, action)
+            self.hidden.append(game.hidden_cards(state, seat))
+            if game.hands_finished(state) > before:
+                self.ended[n] = set(leaves(game.hand_records(state)[-1]))
+
+
 @pytest.mark.parametrize("name", sorted(all_games()))
 def test_one_seat_view_has_only_what_that_seat_was_sent(
     site: tuple[str, Store, dict[str, int]], page: Page, name: str
@@ -389,6 +408,7 @@ def test_one_seat_view_has_only_what_that_seat_was_sent(
     game, detail, actions = replay_of(store, match_id)
     open_replay(page, url, match_id, str(SEAT))
     ended = first_hand_end(store, match_id)
+    known_at = SeatKnowledge(game, detail, actions, SEAT)
     for n in (1, ended - 1, ended, len(actions) // 2, len(actions)):
         go_to(page, n, len(actions))
         state = state_at(store, match_id, n)
@@ -397,13 +417,30 @@ def test_one_seat_view_has_only_what_that_seat_was_sent(
         # and (its last trick) in the middle of the table: its cards are the only ones that
         # may be of the new deal.
         record = "#last-hand [data-card], .from-record [data-card]"
-        shown = codes(page, f"#replay [data-card]:not({record})")
+        shown = codes(page, f"#replay [data-card]:not({record}, #moves [data-card])")
         assert shown or codes(page, record), n  # the page drew cards
         assert not hidden & set(shown), (n, sorted(hidden & set(shown)))
         published = (
             set(leaves(game.hand_records(state)[-1])) if game.hands_finished(state) else set()
         )
         assert set(codes(page, record)) <= published, n
+        # Each move in the step list names only cards its seat could know at that step (a move
+        # that ended a hand: cards of the hand's published record); later moves name none.
+        listed_at = {
+            int(k[1:]): set(cards)
+            for k, cards in page.locator("#moves li").evaluate_all(
+                "lis => lis.map(li => [li.id, [...li.querySelectorAll('[data-card]')]"
+                ".map(c => c.dataset.card)])"
+            )
+        }
+        assert sorted(listed_at) == list(range(1, len(actions) + 1))
+        for k, listed in listed_at.items():
+            if k > n:
+                assert not listed, (n, k)
+            elif k in known_at.ended:
+                assert listed <= known_at.ended[k], (n, k)
+            else:
+                assert not listed & known_at.hidden[k], (n, k, sorted(listed & known_at.hidden[k]))
         own = f"#seats .seat[data-seat='{SEAT}'] .hand-cards [data-card]"
         view = game.view(state, SEAT)
         assert codes(page, own) == by_suit(name, view, list(view["hand"])), n
@@ -439,6 +476,53 @@ def test_the_seat_json_names_no_card_hidden_from_that_seat(
         assert not hidden & words, (n, sorted(hidden & words))
 
 
+def moves_at(store: Store, match_id: int) -> list[tuple[int, int, int, int, str]]:
+    """Each move as the step list groups it: step, hand (from 1), tricks closed before it in
+    its hand, seat, action id."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    out = []
+    for n, action in enumerate(actions, 1):
+        view = game.view(state, 0)
+        out.append(
+            (n, view["hand_number"] + 1, len(view.get("tricks", [])), game.to_act(state), action)
+        )
+        game.apply(state, action)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(set(all_games()) - {"kill"}))
+def test_steps_are_told_in_words_by_hand_and_trick(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names = seat_names(detail)
+    open_replay(page, url, match_id)
+    moves = moves_at(store, match_id)
+    plays = [m for m in moves if m[4].startswith("play:")]
+    others = [m for m in moves if not m[4].startswith("play:")]
+    hands = {m[1] for m in moves}
+    expect(page.locator("#moves section.hand-steps")).to_have_count(len(hands))
+    for n, hand, closed, seat, action in [plays[0], plays[len(plays) // 2], plays[-1]]:
+        if game.sealed_cards(state_at(store, match_id, n)):
+            continue  # a Kansas City face shown as its number: the table test covers it
+        li = page.locator(f"#moves li#s{n}")
+        card = action.split(":", 1)[1]
+        assert codes(page, f"#moves li#s{n} .words [data-card]") == [card], n
+        shown = li.locator(f"[data-card='{card}']").inner_text()
+        expect(li.locator(".words")).to_have_text(f"{names[seat]} plays {shown}")
+        group = page.locator(f"#moves section[data-hand='{hand}'] .group:has(li#s{n})")
+        expect(group).to_have_attribute("data-group", f"trick {closed + 1}")
+    bids = [m for m in others if m[4].startswith("bid:")]
+    for n, _, _, seat, action in bids[:3]:  # Ninja Whist
+        expect(page.locator(f"#moves li#s{n} .words")).to_have_text(
+            f"{names[seat]} bids {action.split(':')[1]}"
+        )
+
+
 def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], page: Page) -> None:
     url, store, matches = site
     match_id = matches["knaves"]
@@ -448,7 +532,7 @@ def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], pag
     expect(page.locator("#step")).to_have_text("0")
     page.keyboard.press("ArrowRight")
     expect(page.locator("#step")).to_have_text("1")
-    expect(page.locator("#action")).to_have_text(actions[0])
+    expect(page.locator("#action .words")).to_have_attribute("data-action", actions[0])
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#step")).to_have_text("1")
@@ -474,9 +558,15 @@ def test_a_fault_is_shown_on_its_own_seat(
     open_replay(page, url, match_id)
     go_to(page, 5, -1)  # the fault was charged at decision 4: the step after it shows it
     expect(page.locator("#seats .seat.faulted")).to_have_attribute("data-seat", "2")
-    expect(page.locator("#faults .fault")).to_have_text(
-        f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback play:2C)"
+    fault = page.locator("#faults .fault")
+    expect(fault).to_have_text(
+        f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback: plays "
+        + page.locator("#faults .fault [data-card='2C']").inner_text()
+        + ")"
     )
+    # On its step in the list too.
+    expect(page.locator("#moves li#s5 .fault")).to_contain_text("unknown_action")
+    assert codes(page, "#moves li#s5 .fault [data-card]") == ["2C"]
     expect(page.locator("#result tr[data-seat='2'] td").nth(4)).to_have_text("1")
     expect(page.locator("#result tr[data-seat='0'] td").nth(4)).to_have_text("0")
     go_to(page, 6, -1)

@@ -27,17 +27,20 @@ const Cards = (() => {
   /** A deck: suit letter -> [glyph, colour class, name]; rank letter -> shown rank; whole
    * codes drawn specially (Jokers); rankFirst false for codes written suit-last numbers. */
   function deck(suits, ranks, specials, extra) {
-    return { suits, ranks: ranks || {}, specials: specials || {}, rankNames: {}, ...(extra || {}) };
+    return { suits, ranks: ranks || {}, specials: specials || {}, rankNames: {}, rankSet: "", ...(extra || {}) };
   }
 
   const decks = {
-    standard: deck(STANDARD, { T: "10" }),
-    kill: deck(STANDARD, { T: "10" }, { JK: ["★", "joker", "Joker"] }),
+    standard: deck(STANDARD, { T: "10" }, {}, { rankSet: "23456789TJQKA" }),
+    kill: deck(STANDARD, { T: "10" }, { JK: ["★", "joker", "Joker"] }, { rankSet: "23456789TJQKA" }),
     knives: deck(
       { ...STANDARD, K: ["†", "blue", "knives"] },
       {},
       { JO: ["★", "joker", "Joker"] },
-      { rankNames: { K: "King", Q: "Queen", J: "Jack", M: "Maid", T: "Thief", G: "Ghost" } },
+      {
+        rankNames: { K: "King", Q: "Queen", J: "Jack", M: "Maid", T: "Thief", G: "Ghost" },
+        rankSet: "KQJMTGA234567",
+      },
     ),
     ninja: deck(
       {
@@ -46,6 +49,7 @@ const Cards = (() => {
       },
       {},
       { "J*": ["J➶", "joker", "Jack of Arrows"] },
+      { rankSet: "A23456789K" },
     ),
     kansas: deck(
       {
@@ -102,6 +106,13 @@ const Cards = (() => {
       d.ranks[rank] || rank, glyph, d.lettered ? el("small", { class: "suit-letter" }, suit) : null);
   }
 
+  /** Whether `code` is a card of deck `d` (an action's argument may be a card or not). */
+  function isCard(d, code) {
+    if (d.specials[code]) return true;
+    if (d === decks.kansas) return /^([1-8][A-Z?]|T[1-8])$/.test(code) && (code[1] === "?" || code[0] === "T" || code[1] in d.suits);
+    return code.length === 2 && d.rankSet.includes(code[0]) && code[1] in d.suits;
+  }
+
   /** A row of cards (or a dash for none); `cls` adds a class to the row. */
   function cards(d, codes, cls) {
     if (!codes || codes.length === 0) return el("span", { class: `cards none ${cls || ""}` }, "–");
@@ -115,5 +126,5 @@ const Cards = (() => {
       list.map((n) => el("span", { class: "card back" }, n === "" ? "▒" : String(n))));
   }
 
-  return { el, deck, decks, card, cards, backs, glyph, bySuit };
+  return { el, deck, decks, card, cards, backs, glyph, bySuit, isCard };
 })();

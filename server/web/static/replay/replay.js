@@ -158,38 +158,106 @@ const Replay = (() => {
         : item)));
   }
 
-  function moveLine(step) {
+  /** An argument of an action in words: cards drawn as cards, `p2` as seat 2's bot. */
+  function tokens(ctx, text) {
+    const deck = renderers[data.game].deck;
+    return text.split(/([+>:, ])/).filter((t) => t !== "").map((t) => {
+      if (Cards.isCard(deck, t)) return ctx.card(t);
+      if (/^p\d+$/.test(t) && data.seats[Number(t.slice(1))]) return ctx.name(Number(t.slice(1)));
+      return t;
+    });
+  }
+
+  /** A move in words: "p0 plays 8♥", "rand1 bids 3" (without its player when `who` is false).
+   * A renderer's `verbs` map an action's kind to its verb, or to a function of its argument;
+   * a public label's "; shows …" is written after a dash. */
+  function words(ctx, seat, action, who = true) {
+    const [head, ...shows] = action.split("; ");
+    const colon = head.indexOf(":");
+    const kind = colon < 0 ? head : head.slice(0, colon);
+    const arg = colon < 0 ? "" : head.slice(colon + 1);
+    const verb = (renderers[data.game].verbs || {})[kind];
+    let said;
+    if (typeof verb === "function") said = verb(arg, ctx, (t) => tokens(ctx, t));
+    else said = [verb || kind, arg ? [" ", tokens(ctx, arg)] : ""];
+    return el("span", { class: "words", "data-action": action },
+      who ? [el("span", { class: "actor" }, ctx.name(seat)), " "] : "", said,
+      shows.length ? [" — ", tokens(ctx, shows.join("; "))] : "");
+  }
+
+  function moveLine(ctx) {
+    const step = ctx.step;
     const box = document.getElementById("move");
     box.replaceChildren();
+    // The move that ends a hand may name a card of it: one of the hand record every seat is sent.
+    box.classList.toggle("from-record", Boolean(step.hand_ended));
     if (step.move) {
       const m = step.move;
-      box.append(el("span", {}, `${seatLabel(m.seat)}: `), el("b", { id: "action" }, m.action),
+      box.append(el("b", { id: "action", "data-action": m.action }, words(ctx, m.seat, m.action)),
         m.ms === null ? "" : ` in ${m.ms.toFixed(1)} ms`,
-        m.legal ? el("span", { id: "legal" }, `; legal: ${m.legal.join(" ")}`) : "");
+        m.legal ? el("span", { id: "legal" }, "; could have: ",
+          m.legal.map((a, i) => [i ? ", " : "", words(ctx, m.seat, a, false)])) : "");
     } else {
-      box.append(el("b", { id: "action" }, "–"), " (the deal)");
+      box.append(el("b", { id: "action", "data-action": "" }, "–"), " (the deal)");
     }
     box.append(el("div", {}, "to act: ", el("span", { id: "to-act" }, seatLabel(step.to_act))));
   }
 
-  function faultLines(step) {
-    document.getElementById("faults").replaceChildren(...step.faults.map((f) =>
-      el("div", { class: "fault", "data-seat": f.seat },
-        `fault ${f.kind} of ${seatLabel(f.seat)}: ${f.detail}`,
-        f.fallback ? ` (fallback ${f.fallback})` : "")));
+  /** A fault in words: its kind, the seat charged, the detail, and the move played for it. */
+  function faultWords(ctx, f) {
+    return [`${f.kind} of ${seatLabel(f.seat)}: ${f.detail}`,
+      f.fallback ? [" (fallback: ", words(ctx, f.seat, f.fallback, false), ")"] : ""];
   }
 
+  function faultLines(ctx) {
+    document.getElementById("faults").replaceChildren(...ctx.step.faults.map((f) =>
+      el("div", { class: "fault", "data-seat": f.seat }, "fault ", faultWords(ctx, f))));
+  }
+
+  /** Which group of the step list the move after `ctx`'s step belongs to: the trick it plays
+   * to, else the phase (bids, the pass, the auction) or the renderer's own grouping. */
+  function groupOf(ctx) {
+    const renderer = renderers[data.game];
+    if (renderer.group) return renderer.group(ctx);
+    const v = ctx.pub;
+    if (Array.isArray(v.tricks) && (v.phase === undefined || v.phase === "play")) {
+      return `trick ${v.tricks.length + 1}`;
+    }
+    return v.phase || "";
+  }
+
+  /** Every step in words, grouped by hand and then by trick (or phase). A seat's view lists
+   * only the moves it has seen: later ones are links without their actions. */
   function moveList() {
     const list = document.getElementById("moves");
-    list.replaceChildren(...data.steps.slice(1).map((s) => {
-      // A seat's view lists only the moves it has seen: later ones are links without text.
+    const renderer = renderers[data.game];
+    const hands = [];
+    let group = null;
+    for (const s of data.steps.slice(1)) {
+      const before = context(data.steps[s.n - 1]);
+      const hand = before.pub.hand_number + 1;
+      if (!hands.length || hands[hands.length - 1].hand !== hand) {
+        hands.push({ hand, groups: [] });
+        group = null;
+      }
+      const label = groupOf(before);
+      if (!group || group.label !== label) {
+        group = { label, items: [] };
+        hands[hands.length - 1].groups.push(group);
+      }
       const seen = data.focus === null || s.n <= at;
-      return el("li", { id: `s${s.n}` },
+      const ctx = seen ? context(s) : null;
+      group.items.push(el("li", { id: `s${s.n}` },
         el("a", { href: `#step=${s.n}${focus === "" ? "" : `&seat=${focus}`}` }, String(s.n)),
-        seen ? ` ${seatLabel(s.move.seat)}: ${s.move.action}` : "",
-        seen && s.faults.length ? el("span", { class: "fault" }, " ⚠") : null,
-        seen && s.hand_ended ? el("b", {}, ` · hand ${s.hand_ended.number + 1} ended`) : null);
-    }));
+        seen ? [" ", words(ctx, s.move.seat, s.move.action)] : "",
+        seen ? s.faults.map((f) => el("span", { class: "fault" }, " ⚠ ", faultWords(ctx, f))) : "",
+        seen && s.hand_ended ? el("b", {}, ` · ${renderer.handWord || "hand"} ${s.hand_ended.number + 1} ended`) : null));
+    }
+    list.replaceChildren(...hands.map((h) =>
+      el("section", { class: "hand-steps", "data-hand": h.hand },
+        el("h3", {}, `${renderer.handWord || "hand"} ${h.hand}`),
+        h.groups.map((g) => el("div", { class: "group", "data-group": g.label },
+          el("span", { class: "label" }, g.label), el("ol", {}, g.items))))));
   }
 
   function show(n) {
@@ -200,8 +268,8 @@ const Replay = (() => {
     const ctx = context(step);
     document.getElementById("step").textContent = String(at);
     document.getElementById("slider").value = String(at);
-    moveLine(step);
-    faultLines(step);
+    moveLine(ctx);
+    faultLines(ctx);
     const table = document.getElementById("table");
     table.replaceChildren(...[
       strip(ctx, renderer),

@@ -13,6 +13,7 @@
   };
   Replay.register("kansas-city", {
     deck,
+    verbs: { pass: "passes", play: "plays", upgrade: "upgrades", none: "does not upgrade" },
     columns: ["tricks", "4s", "passed to"],
     cells: (ctx, s) => {
       const pass = ctx.pub.passes.find((p) => p.seat === s);

@@ -24,7 +24,17 @@
   }
   Replay.register("kill", {
     deck: Cards.decks.kill,
-    columns: ["in", "immune", "cards", "round"],
+    handWord: "round",
+    verbs: {
+      draw: "draws", show_win: "shows a winning hand", show_trio: "shows a trio", fold: "folds",
+      kill: (a, ctx) => ["kills ", ctx.name(Number(a))],
+      claim_joker: (a, ctx) => ["claims the Joker from ", ctx.name(Number(a))],
+      decline: "declines", swap: "swaps", discard: "discards",
+      two: (a, ctx, words) => ["gives two ", words(a)],
+      claim_win: "claims a win", claim_trio: "claims a trio", continue: "continues",
+    },
+    group: (ctx) => `${ctx.name(ctx.pub.turn)}'s turn`,
+    columns: ["", "immune", "cards", "round"],
     cells: (ctx, s) => [ctx.pub.active[s] ? "in" : "out", ctx.pub.immune[s] ? "yes" : "",
       ctx.pub.hand_sizes[s], ctx.pub.round_points[s]],
     hand: (ctx, s) => {

@@ -9,6 +9,7 @@
   };
   Replay.register("knaves", {
     deck: Cards.decks.standard,
+    verbs: { play: "plays" },
     columns: ["tricks", "penalty"],
     cells: (ctx, s) => [ctx.pub.tricks_won[s], ctx.pub.penalties[s]],
     hand: (ctx, s) => (ctx.known(s) ? ctx.hand(ctx.view(s).hand) : el("span", { class: "muted" }, "hidden")),

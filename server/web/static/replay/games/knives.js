@@ -21,6 +21,14 @@
   };
   Replay.register("knives", {
     deck: Cards.decks.knives,
+    verbs: {
+      suit: (a) => ["declares ", suit(a)],
+      pick: "picks",
+      pass: (a) => (a ? ["passes, naming ", suit(a)] : "passes"),
+      bank: "banks", solo: "goes solo", no_solo: "does not go solo",
+      leaster: "calls leaster", moster: "calls moster", reveal: "reveals",
+      done: "is done revealing", play: "plays",
+    },
     columns: ["tricks", "stars", "role"],
     cells: (ctx, s) => {
       const v = ctx.pub;

@@ -13,6 +13,14 @@
   };
   Replay.register("ninja-whist", {
     deck: Cards.decks.ninja,
+    verbs: {
+      bid: "bids", play: "plays", attach: "attaches token", done: "is done attaching",
+      take: (a, ctx, words) => {
+        const parts = a.split(":");
+        return parts.length === 2 ? ["takes token ", parts[1], " from ", ctx.name(Number(parts[0]))]
+          : ["takes token ", words(a)];
+      },
+    },
     columns: ["bid", "tricks", "won tokens", "banked", "exact"],
     cells: (ctx, s) => {
       const v = ctx.pub;
