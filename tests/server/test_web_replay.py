@@ -24,6 +24,7 @@ XSS = "<img src=x onerror=alert(1)>"
 FAULT_DETAIL = "unknown action '<script>alert(2)</script>'"
 VERDICT = "knaves: PASS: <script>alert(3)</script>"  # an accepted verdict's first line
 SEAT = 1  # the seat whose one-seat view is checked
+FORFEIT = 3  # the seat forfeited in the Kill match
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +75,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store,
                     "fallback": "play:2C",
                 }
             ]
-        play_match(store, first.id, faults=faults)
+        play_match(store, first.id, faults=faults, forfeit=FORFEIT if name == "kill" else None)
         for rotation in scheduled[1:]:  # the replay opens once every rotation of the deal is played
             if (rotation.round, rotation.table_index) == (first.round, first.table_index):
                 play_match(store, rotation.id or 0)
@@ -521,6 +522,52 @@ def test_steps_are_told_in_words_by_hand_and_trick(
         expect(page.locator(f"#moves li#s{n} .words")).to_have_text(
             f"{names[seat]} bids {action.split(':')[1]}"
         )
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_the_end_of_a_match_is_summed_up(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names = seat_names(detail)
+    record, result = detail.match.record or {}, detail.match.result or {}
+    open_replay(page, url, match_id, seat)
+    go_to(page, len(actions) - 1, len(actions))
+    expect(page.locator("#summary")).to_be_empty()  # not before the end
+    go_to(page, len(actions), len(actions))
+    expect(page.locator("#summary h2")).to_have_text("Match over")
+    state = state_at(store, match_id, len(actions))
+    assert result["scores"] == list(game.result(state).scores)  # the stored result: the engine's
+    ranks, scores = result["ranks"], result["scores"]
+    order = sorted(range(len(names)), key=lambda s: (ranks[s], s))
+    rows = page.locator("#standings tr[data-seat]")
+    expect(rows).to_have_count(len(names))
+    for row, s in enumerate(order):
+        cells = rows.nth(row)
+        expect(cells).to_have_attribute("data-seat", str(s))
+        expect(cells.locator(".rank")).to_have_text(str(ranks[s]))
+        expect(cells.locator(".bot")).to_have_text(names[s])
+        expect(cells.locator(".score")).to_have_text(f"{scores[s]:g}")
+        kinds = [f["kind"] for f in record["faults"] if f["seat"] == s]
+        expect(cells.locator(".faults")).to_have_text(
+            f"{len(kinds)} ({', '.join(kinds)})" if kinds else "0"
+        )
+        expect(cells.locator(".forfeit")).to_have_text(
+            "forfeited" if record["forfeited"][s] else ""
+        )
+    winners = [names[s] for s in order if ranks[s] == 1]
+    expect(page.locator("#headline")).to_contain_text(" and ".join(winners))
+    if any(record["forfeited"]):
+        expect(page.locator("#headline")).to_contain_text(f"{names[FORFEIT]} forfeited")
+    hands = game.hand_records(state)
+    points = page.locator("#hand-points tr[data-hand]")
+    expect(points).to_have_count(len(hands))
+    for k, hand in enumerate(hands):
+        expect(points.nth(k).locator("td.num")).to_have_text([f"{p:g}" for p in hand["points"]])
+    assert [sum(h["points"][s] for h in hands) for s in range(len(names))] == scores  # all hands
 
 
 def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], page: Page) -> None:

@@ -260,6 +260,59 @@ const Replay = (() => {
           el("span", { class: "label" }, g.label), el("ol", {}, g.items))))));
   }
 
+  const number = (v) => (v === null || v === undefined ? "–" : String(v));
+
+  /** The end of a match: who won and by how much, every seat's score, rank, faults and
+   * forfeit, and the points of every hand (from the hand records every seat is sent). */
+  function summary(ctx) {
+    const box = document.getElementById("summary");
+    box.replaceChildren();
+    if (at !== data.steps.length - 1 || ctx.step.to_act !== null) return;
+    const renderer = renderers[data.game];
+    const seats = data.seats;
+    const byRank = seats.map((_, s) => s).sort((a, b) =>
+      (seats[a].rank ?? Infinity) - (seats[b].rank ?? Infinity) || a - b);
+    const first = byRank.filter((s) => seats[s].rank === 1);
+    const next = byRank.find((s) => seats[s].rank !== 1);
+    let headline = `${data.status}`;
+    if (first.length) {
+      const names = first.map((s) => seats[s].bot).join(" and ");
+      const top = seats[first[0]].score;
+      headline = first.length > 1 ? `${names} shared first place with ${number(top)}`
+        : `${names} won with ${number(top)}`;
+      if (next !== undefined && top !== null && seats[next].score !== null) {
+        headline += `, ${number(top - seats[next].score)} ahead of ${seats[next].bot}`;
+      }
+    }
+    const faultsOf = (s) => {
+      const kinds = Object.entries(seats[s].faults || {});
+      const total = kinds.reduce((sum, [, count]) => sum + count, 0);
+      return total ? `${total} (${kinds.map(([k, c]) => (c > 1 ? `${k} ×${c}` : k)).join(", ")})` : "0";
+    };
+    const forfeits = byRank.filter((s) => seats[s].forfeited);
+    const hands = data.steps.filter((s) => s.hand_ended).map((s) => s.hand_ended);
+    const word = renderer.handWord || "hand";
+    box.append(el("h2", {}, "Match over"),
+      el("p", { id: "headline" }, headline,
+        forfeits.length ? `; ${forfeits.map((s) => seats[s].bot).join(", ")} forfeited` : ""),
+      el("table", { id: "standings" },
+        el("tr", {}, el("th", { class: "num" }, "rank"), el("th", {}, "bot"),
+          el("th", { class: "num" }, "score"), el("th", {}, "faults"), el("th", {}, "")),
+        byRank.map((s) => el("tr", { "data-seat": s },
+          el("td", { class: "num rank" }, number(seats[s].rank)),
+          el("td", { class: "bot" }, seats[s].bot),
+          el("td", { class: "num score" }, number(seats[s].score)),
+          el("td", { class: "faults" }, faultsOf(s)),
+          el("td", { class: "forfeit" }, seats[s].forfeited ? "forfeited" : "")))),
+      hands.length ? el("table", { id: "hand-points" },
+        el("tr", {}, el("th", {}, word), seats.map((seat) => el("th", { class: "num" }, seat.bot))),
+        hands.map((h) => el("tr", { "data-hand": h.number + 1 },
+          el("td", {}, `${word} ${h.number + 1}`),
+          seats.map((_, s) => el("td", { class: "num" }, number((h.record.points || [])[s]))))),
+        el("tr", { class: "total" }, el("th", {}, "total"),
+          seats.map((seat) => el("th", { class: "num" }, number(seat.score))))) : null);
+  }
+
   function show(n) {
     if (!data) return;
     at = Math.max(0, Math.min(data.steps.length - 1, n));
@@ -268,6 +321,7 @@ const Replay = (() => {
     const ctx = context(step);
     document.getElementById("step").textContent = String(at);
     document.getElementById("slider").value = String(at);
+    summary(ctx);
     moveLine(ctx);
     faultLines(ctx);
     const table = document.getElementById("table");
