@@ -125,9 +125,17 @@ def _move(
 
 
 def _seat_rows(detail: MatchDetail) -> list[dict[str, Any]]:
-    """Each seat's bot and its result."""
+    """Each seat's bot and its result, with its faults counted by kind (counts and kinds only:
+    public on the match's page for every seat, even in one seat's view, whose JSON carries
+    only that seat's own faults in full)."""
     record, result = detail.match.record or {}, detail.match.result or {}
     names = seat_names(detail)
+    kinds: list[dict[str, int]] = [{} for _ in names]
+    for fault in record.get("faults", []):
+        seat = fault.get("seat", -1)
+        if isinstance(seat, int) and 0 <= seat < len(kinds):
+            kind = str(fault.get("kind", "fault"))
+            kinds[seat][kind] = kinds[seat].get(kind, 0) + 1
     return [
         {
             "seat": s,
@@ -135,6 +143,7 @@ def _seat_rows(detail: MatchDetail) -> list[dict[str, Any]]:
             "score": _at(result.get("scores"), s),
             "rank": _at(result.get("ranks"), s),
             "forfeited": bool(_at(record.get("forfeited"), s)),
+            "faults": kinds[s],
         }
         for s in range(len(detail.match.seats))
     ]

@@ -105,11 +105,11 @@ def test_replay_viewer_steps_through_a_match(site: tuple[str, Store], browser_pa
     for _ in range(3):
         page.get_by_role("button", name="next ▶").click()
     expect(page.locator("#step")).to_have_text("3")
-    expect(page.locator("#action")).to_have_text(actions[2])
+    expect(page.locator("#action .words")).to_have_attribute("data-action", actions[2])
     expect(page.locator("#s3")).to_have_class("current")
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#step")).to_have_text("2")
-    expect(page.locator("#action")).to_have_text(actions[1])
+    expect(page.locator("#action .words")).to_have_attribute("data-action", actions[1])
     page.get_by_role("button", name="last ▶|").click()
     expect(page.locator("#step")).to_have_text(str(len(actions)))
 
@@ -165,7 +165,7 @@ def test_a_fault_names_its_own_seat_and_a_retired_bot_keeps_its_page(
     fault = page.locator("#faults .fault")
     expect(fault).to_have_count(1)
     expect(fault).to_contain_text(f"fault no_show of seat 2 {names[2]}")
-    expect(page.locator("#seats tr.faulted")).to_have_attribute("data-seat", "2")
+    expect(page.locator("#seats .seat.faulted")).to_have_attribute("data-seat", "2")
     expect(page.locator("#result tr[data-seat='2'] td").nth(4)).to_have_text("1")
     retired = names[1]
     assert store.remove_bot(retired) == "retired"

@@ -37,6 +37,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store]
                     for kind in ("timeout", "illegal_action")
                 ]
             play_match(store, match.id, faults=faults)
+    # Bots with one rated set each: one point on their charts.
+    fresh = [store.add_bot(f"fresh{i}")[0].name for i in range(3)]
+    tournament = store.create_tournament("kill", fresh, seats=3, rounds=1, seed=5)
+    for match in store.matches(tournament.id or 0):
+        play_match(store, match.id or 0)
     with serve_web(db) as url:
         yield url, store
     store.close()
@@ -62,6 +67,23 @@ def test_the_chart_has_one_point_per_history_row(site: tuple[str, Store], page: 
             assert drawn[2] == pytest.approx([h.mu_after for h in history])
             assert drawn[3] == pytest.approx([h.mu_after - 3 * h.sigma_after for h in history])
             assert drawn[1] == pytest.approx([h.mu_after + 3 * h.sigma_after for h in history])
+
+
+def test_the_chart_counts_sets_in_whole_numbers(site: tuple[str, Store], page: Page) -> None:
+    url, store = site
+    for name, game in (("fresh0", "kill"), ("bot0", "knaves")):
+        sets = len(store.rating_history(game, name))
+        assert sets == 1 if name == "fresh0" else sets > 3
+        page.goto(f"{url}/bots/{name}")
+        chart = page.locator(f".chart[data-game='{game}']")
+        expect(chart).to_have_attribute("data-points", str(sets))
+        ticks = (chart.get_attribute("data-x-ticks") or "").split()
+        assert ticks and all(t.isdigit() and 1 <= int(t) <= sets for t in ticks), ticks
+        if sets == 1:
+            assert ticks == ["1"]
+        played = next(r.matches for r in store.bot_profile(name).ratings if r.game == game)
+        assert played > sets  # the axis counts sets, not the matches of the ratings table
+        expect(page.locator(".chart-note").first).to_contain_text("One point after each rated set")
 
 
 def test_faults_by_kind_and_recent_matches(site: tuple[str, Store], page: Page) -> None:

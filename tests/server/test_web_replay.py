@@ -12,7 +12,9 @@ import pytest
 from playwright.sync_api import Page, expect
 from sqlmodel import Session
 
+from games.kansas_city import SUIT_NAMES as KC_COLOURS
 from games.registry import all_games, get_game
+from server.views.transcript import seat_names
 from tests.games.contract import leaves
 from tests.server.webkit import chromium_page, play_match, serve_web
 from tournaments.models import Bot, BotArchive, Submission, SubmissionState
@@ -22,6 +24,7 @@ XSS = "<img src=x onerror=alert(1)>"
 FAULT_DETAIL = "unknown action '<script>alert(2)</script>'"
 VERDICT = "knaves: PASS: <script>alert(3)</script>"  # an accepted verdict's first line
 SEAT = 1  # the seat whose one-seat view is checked
+FORFEIT = 3  # the seat forfeited in the Kill match
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +75,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Store,
                     "fallback": "play:2C",
                 }
             ]
-        play_match(store, first.id, faults=faults)
+        play_match(store, first.id, faults=faults, forfeit=FORFEIT if name == "kill" else None)
         for rotation in scheduled[1:]:  # the replay opens once every rotation of the deal is played
             if (rotation.round, rotation.table_index) == (first.round, first.table_index):
                 play_match(store, rotation.id or 0)
@@ -141,6 +144,96 @@ def codes(page: Page, selector: str) -> list[str]:
     ]
 
 
+# The suit glyph of each game's suit as its view names it (a letter or a word).
+GLYPHS = {
+    **{"S": "♠", "H": "♥", "D": "♦", "C": "♣"},
+    **{"spades": "♠", "hearts": "♥", "diamonds": "♦", "clubs": "♣"},
+    **{"sword": "⚔", "staff": "⚚", "knives": "†", "stars": "★"},
+}
+NINJA_LETTERS = {"sword": "S", "staff": "T", "knives": "N", "stars": "R"}
+KNIVES_LETTERS = {"spades": "S", "clubs": "C", "diamonds": "D", "hearts": "H"}
+
+
+def suit_of(game: str, view: dict[str, Any], code: str) -> str:
+    """The group a hand's card is drawn in: its suit, the Jokers with the trumps."""
+    if game == "knives" and code == "JO":
+        return "K"
+    if game == "ninja-whist" and code == "J*":
+        return NINJA_LETTERS.get(view["trump"], code)
+    return code if code == "JK" else code[1:]
+
+
+def trump_groups(game: str, view: dict[str, Any]) -> list[str]:
+    """The suits a hand shows first: the trumps."""
+    if game == "knaves":
+        return [view["trump"]]
+    if game == "knives":
+        return ["K", KNIVES_LETTERS.get(view["strong_suit"], "K")]
+    if game == "ninja-whist":
+        return [NINJA_LETTERS.get(view["trump"], "")]
+    return ["JK"] if game == "kill" else []
+
+
+def by_suit(game: str, view: dict[str, Any], hand: list[str]) -> list[str]:
+    """The engine's hand grouped by suit, each group where its first card is, trumps first."""
+    groups: dict[str, list[str]] = {}
+    for code in hand:
+        groups.setdefault(suit_of(game, view, code), []).append(code)
+    first = [t for t in trump_groups(game, view) if t in groups]
+    order = first + [k for k in groups if k not in first]
+    return [code for k in order for code in groups[k]]
+
+
+def trick_plays(game: str, view: dict[str, Any], seats: int) -> list[tuple[int, str]]:
+    """The trick in play as (seat, card) pairs, from the engine's view."""
+    trick = view["trick"]
+    if game in ("kansas-city", "ninja-whist"):
+        return [(p["seat"], p["card"]) for p in trick]
+    return [((view["leader"] + i) % seats, c) for i, c in enumerate(trick)]
+
+
+def closed_plays(game: str, trick: dict[str, Any], seats: int) -> list[tuple[int, str]]:
+    """A closed trick (a view's or a hand record's) as (seat, card) pairs."""
+    if "plays" in trick:
+        return [(p["seat"], p["card"]) for p in trick["plays"]]
+    return [((trick["leader"] + i) % seats, c) for i, c in enumerate(trick["cards"])]
+
+
+def shown_plays(page: Page, selector: str) -> list[tuple[int, str, str]]:
+    """The plays drawn in the middle of the table: seat, card, the name written beside it."""
+    return [
+        (int(p[0]), str(p[1]), str(p[2]))
+        for p in page.locator(f"{selector} .play").evaluate_all(
+            """nodes => nodes.map(n => [n.dataset.seat, n.querySelector('[data-card]').dataset.card,
+                                        n.querySelector('.who').textContent])"""
+        )
+    ]
+
+
+def seat_towards(page: Page, play: str) -> int:
+    """The seat a play drawn in the middle of the table points to: the seat whose panel's
+    direction from the table's centre is nearest to the play's direction from the trick's."""
+    return int(
+        page.locator(play).evaluate(
+            """node => {
+              const centre = (e) => { const r = e.getBoundingClientRect();
+                                      return [r.x + r.width / 2, r.y + r.height / 2]; };
+              const unit = ([x, y], [ox, oy]) => { const d = Math.hypot(x - ox, y - oy);
+                                                   return [(x - ox) / d, (y - oy) / d]; };
+              const [px, py] = unit(centre(node), centre(node.parentElement));
+              const table = centre(document.getElementById('seats'));
+              let best = null, bestCos = -2;
+              for (const seat of document.querySelectorAll('#seats .seat')) {
+                const [sx, sy] = unit(centre(seat), table);
+                const cos = px * sx + py * sy;
+                if (cos > bestCos) { bestCos = cos; best = seat.dataset.seat; }
+              }
+              return best;
+            }"""
+        )
+    )
+
+
 def open_replay(page: Page, url: str, match_id: int, seat: str = "") -> None:
     page.goto(f"{url}/matches/{match_id}")
     expect(page.locator("#replay")).to_have_attribute("data-loaded", "full")
@@ -173,29 +266,138 @@ def test_the_table_at_a_step_is_what_the_engine_computes(
     for n in (0, ended, len(actions)):
         go_to(page, n, len(actions))
         state = state_at(store, match_id, n)
-        scores = page.locator("#seats td.score")
+        scores = page.locator("#seats .seat .score")
         expect(scores).to_have_text([str(s) for s in game.scores(state)])
         sealed = sealed_at(store, match_id, n)  # Kansas City's upgraded faces, masked
         for seat in range(len(detail.match.seats)):
             view = game.sealed_view(state, seat, sealed)
-            row = f"#seats tr[data-seat='{seat}']"
-            assert codes(page, f"{row} .hand-cards [data-card]") == list(view["hand"]), (n, seat)
+            row = f"#seats .seat[data-seat='{seat}']"
+            drawn = codes(page, f"{row} .hand-cards [data-card]")
+            assert drawn == by_suit(name, view, list(view["hand"])), (n, seat)
+            tops = page.locator(f"{row} .hand-cards .card").evaluate_all(
+                "nodes => nodes.map(n => Math.round(n.getBoundingClientRect().top))"
+            )
+            assert len(set(tops)) <= 1, (n, seat, tops)  # one row, however many cards
         trick = trick_of(name, game.view(state, 0))
         if trick is None:
             expect(page.locator("#trick")).to_have_count(0)
         else:
             assert codes(page, "#trick [data-card]") == trick, n
         to_act = game.to_act(state)
-        expect(page.locator("#seats tr.to-act")).to_have_count(0 if to_act is None else 1)
+        expect(page.locator("#seats .seat.to-act")).to_have_count(0 if to_act is None else 1)
+        public = game.view(state, 0)
+        trump = {"knaves": "trump", "knives": "strong_suit", "ninja-whist": "trump"}.get(name)
+        if trump is None or (name == "knives" and not public[trump]):  # none, or not yet named
+            expect(page.locator("#trump")).to_have_count(0)
+        elif not public[trump]:  # a Ninja Whist round without trumps
+            expect(page.locator("#trump")).to_have_text("trump none")
+        else:
+            expect(page.locator("#trump")).to_have_attribute("data-suit", public[trump])
+            expect(page.locator("#trump .glyph")).to_have_text(GLYPHS[public[trump]])
         if n:
             shown = game.sealed_action(actions[n - 1], sealed_at(store, match_id, n - 1))
-            expect(page.locator("#action")).to_have_text(shown)
+            expect(page.locator("#action .words")).to_have_attribute("data-action", shown)
+            actor = game.to_act(state_at(store, match_id, n - 1))
+            expect(page.locator("#action .actor")).to_have_text(seat_names(detail)[actor])
     go_to(page, ended, len(actions))
     record = game.hand_records(state_at(store, match_id, ended))[0]
     expect(page.locator("#last-hand")).to_contain_text("hand 1 ended")
     expect(page.locator("#last-hand")).to_contain_text(
         "points " + " ".join(str(p) for p in record["points"])
     )
+
+
+def trick_steps(store: Store, match_id: int) -> tuple[int, int, int]:
+    """Steps of the match: the first with two or more cards of a trick in play, the first
+    right after a trick closed with its hand still on, and the first hand's end."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    in_play = closed = ended = 0
+    for n, action in enumerate(actions, 1):
+        before, hands = len(game.view(state, 0)["tricks"]), game.hands_finished(state)
+        game.apply(state, action)
+        if game.hands_finished(state) > hands:
+            ended = ended or n
+            continue
+        view = game.view(state, 0)
+        if not in_play and len(view["trick"]) >= 2:
+            in_play = n
+        if not closed and len(view["tricks"]) > before:
+            closed = n
+        if in_play and closed and ended:
+            break
+    return in_play, closed, ended
+
+
+@pytest.mark.parametrize("name", sorted(set(all_games()) - {"kill"}))
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_the_trick_sits_by_its_players_and_its_winner_is_marked(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names, seats = seat_names(detail), len(detail.match.seats)
+    open_replay(page, url, match_id, seat)
+    in_play, closed, ended = trick_steps(store, match_id)
+    assert in_play and closed and ended
+
+    go_to(page, in_play, len(actions))
+    view = game.view(state_at(store, match_id, in_play), 0)
+    expected = trick_plays(name, view, seats)
+    assert shown_plays(page, "#trick") == [(s, c, names[s]) for s, c in expected]
+    for s, _ in expected:  # each card is on its player's side of the table
+        assert seat_towards(page, f"#trick .play[data-seat='{s}']") == s, (s, expected)
+    expect(page.locator("#last-trick")).to_have_count(0)
+    expect(page.locator(".play.winner")).to_have_count(0)
+
+    for n, trick in (
+        (closed, game.view(state_at(store, match_id, closed), 0)["tricks"][-1]),
+        (ended, game.hand_records(state_at(store, match_id, ended))[0]["tricks"][-1]),
+    ):
+        go_to(page, n, len(actions))
+        expect(page.locator("#trick .play")).to_have_count(0)
+        plays = closed_plays(name, trick, seats)
+        assert shown_plays(page, "#last-trick") == [(s, c, names[s]) for s, c in plays], n
+        winner = page.locator("#last-trick .play.winner")
+        expect(winner).to_have_count(1)
+        expect(winner).to_have_attribute("data-seat", str(trick["winner"]))
+        expect(winner.locator(".won")).to_have_text("✔ won")
+
+
+def test_kansas_city_colours_have_letters_and_a_legend(
+    site: tuple[str, Store, dict[str, int]], page: Page
+) -> None:
+    url, store, matches = site
+    open_replay(page, url, matches["kansas-city"])
+    hand = page.locator("#seats .seat[data-seat='0'] .hand-cards [data-card]")
+    cards = codes(page, "#seats .seat[data-seat='0'] .hand-cards [data-card]")
+    assert any(c[1:] in KC_COLOURS for c in cards), cards
+    letters = hand.evaluate_all(
+        "ns => ns.map(n => (n.querySelector('.suit-letter') || {textContent: '?'}).textContent)"
+    )
+    assert letters == [c[1:] for c in cards]  # the colour's letter ("5?": a face never shown)
+    expect(page.locator("#legend .key")).to_have_text(
+        [f"●{letter} {colour}" for letter, colour in KC_COLOURS.items()]
+    )
+
+
+class SeatKnowledge:
+    """Per step of a match, the cards hidden from a seat, and at the steps right after a hand
+    ended the cards of that hand's published record."""
+
+    def __init__(self, game: Any, detail: Any, actions: list[str], seat: int) -> None:
+        m, t = detail.match, detail.tournament
+        state = game.new_match(m.seed, len(m.seats), t.options)
+        self.hidden = [game.hidden_cards(state, seat)]
+        self.ended: dict[int, set[str]] = {}
+        for n, action in enumerate(actions, 1):
+            before = game.hands_finished(state)
+            game.apply(state, action)
+            self.hidden.append(game.hidden_cards(state, seat))
+            if game.hands_finished(state) > before:
+                self.ended[n] = set(leaves(game.hand_records(state)[-1]))
 
 
 @pytest.mark.parametrize("name", sorted(all_games()))
@@ -207,19 +409,42 @@ def test_one_seat_view_has_only_what_that_seat_was_sent(
     game, detail, actions = replay_of(store, match_id)
     open_replay(page, url, match_id, str(SEAT))
     ended = first_hand_end(store, match_id)
+    known_at = SeatKnowledge(game, detail, actions, SEAT)
     for n in (1, ended - 1, ended, len(actions) // 2, len(actions)):
         go_to(page, n, len(actions))
         state = state_at(store, match_id, n)
         hidden = game.hidden_cards(state, SEAT)
-        shown = codes(page, "#replay [data-card]:not(#last-hand [data-card])")
-        assert shown, n
+        # The finished hand's record, published to every seat, is drawn in the hand's summary
+        # and (its last trick) in the middle of the table: its cards are the only ones that
+        # may be of the new deal.
+        record = "#last-hand [data-card], .from-record [data-card]"
+        shown = codes(page, f"#replay [data-card]:not({record}, #moves [data-card])")
+        assert shown or codes(page, record), n  # the page drew cards
         assert not hidden & set(shown), (n, sorted(hidden & set(shown)))
         published = (
             set(leaves(game.hand_records(state)[-1])) if game.hands_finished(state) else set()
         )
-        assert set(codes(page, "#last-hand [data-card]")) <= published, n
-        own = f"#seats tr[data-seat='{SEAT}'] .hand-cards [data-card]"
-        assert codes(page, own) == list(game.view(state, SEAT)["hand"]), n
+        assert set(codes(page, record)) <= published, n
+        # Each move in the step list names only cards its seat could know at that step (a move
+        # that ended a hand: cards of the hand's published record); later moves name none.
+        listed_at = {
+            int(k[1:]): set(cards)
+            for k, cards in page.locator("#moves li").evaluate_all(
+                "lis => lis.map(li => [li.id, [...li.querySelectorAll('[data-card]')]"
+                ".map(c => c.dataset.card)])"
+            )
+        }
+        assert sorted(listed_at) == list(range(1, len(actions) + 1))
+        for k, listed in listed_at.items():
+            if k > n:
+                assert not listed, (n, k)
+            elif k in known_at.ended:
+                assert listed <= known_at.ended[k], (n, k)
+            else:
+                assert not listed & known_at.hidden[k], (n, k, sorted(listed & known_at.hidden[k]))
+        own = f"#seats .seat[data-seat='{SEAT}'] .hand-cards [data-card]"
+        view = game.view(state, SEAT)
+        assert codes(page, own) == by_suit(name, view, list(view["hand"])), n
         expect(page.locator(".hand-cards")).to_have_count(1)
         # Moves after this step are links without their actions.
         later = page.locator(f"#moves li#s{n + 1}")
@@ -252,6 +477,99 @@ def test_the_seat_json_names_no_card_hidden_from_that_seat(
         assert not hidden & words, (n, sorted(hidden & words))
 
 
+def moves_at(store: Store, match_id: int) -> list[tuple[int, int, int, int, str]]:
+    """Each move as the step list groups it: step, hand (from 1), tricks closed before it in
+    its hand, seat, action id."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    out = []
+    for n, action in enumerate(actions, 1):
+        view = game.view(state, 0)
+        out.append(
+            (n, view["hand_number"] + 1, len(view.get("tricks", [])), game.to_act(state), action)
+        )
+        game.apply(state, action)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(set(all_games()) - {"kill"}))
+def test_steps_are_told_in_words_by_hand_and_trick(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names = seat_names(detail)
+    open_replay(page, url, match_id)
+    moves = moves_at(store, match_id)
+    plays = [m for m in moves if m[4].startswith("play:")]
+    others = [m for m in moves if not m[4].startswith("play:")]
+    hands = {m[1] for m in moves}
+    expect(page.locator("#moves section.hand-steps")).to_have_count(len(hands))
+    for n, hand, closed, seat, action in [plays[0], plays[len(plays) // 2], plays[-1]]:
+        if game.sealed_cards(state_at(store, match_id, n)):
+            continue  # a Kansas City face shown as its number: the table test covers it
+        li = page.locator(f"#moves li#s{n}")
+        card = action.split(":", 1)[1]
+        assert codes(page, f"#moves li#s{n} .words [data-card]") == [card], n
+        shown = li.locator(f"[data-card='{card}']").inner_text()
+        expect(li.locator(".words")).to_have_text(f"{names[seat]} plays {shown}")
+        group = page.locator(f"#moves section[data-hand='{hand}'] .group:has(li#s{n})")
+        expect(group).to_have_attribute("data-group", f"trick {closed + 1}")
+    bids = [m for m in others if m[4].startswith("bid:")]
+    for n, _, _, seat, action in bids[:3]:  # Ninja Whist
+        expect(page.locator(f"#moves li#s{n} .words")).to_have_text(
+            f"{names[seat]} bids {action.split(':')[1]}"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(all_games()))
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_the_end_of_a_match_is_summed_up(
+    site: tuple[str, Store, dict[str, int]], page: Page, name: str, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches[name]
+    game, detail, actions = replay_of(store, match_id)
+    names = seat_names(detail)
+    record, result = detail.match.record or {}, detail.match.result or {}
+    open_replay(page, url, match_id, seat)
+    go_to(page, len(actions) - 1, len(actions))
+    expect(page.locator("#summary")).to_be_empty()  # not before the end
+    go_to(page, len(actions), len(actions))
+    expect(page.locator("#summary h2")).to_have_text("Match over")
+    state = state_at(store, match_id, len(actions))
+    assert result["scores"] == list(game.result(state).scores)  # the stored result: the engine's
+    ranks, scores = result["ranks"], result["scores"]
+    order = sorted(range(len(names)), key=lambda s: (ranks[s], s))
+    rows = page.locator("#standings tr[data-seat]")
+    expect(rows).to_have_count(len(names))
+    for row, s in enumerate(order):
+        cells = rows.nth(row)
+        expect(cells).to_have_attribute("data-seat", str(s))
+        expect(cells.locator(".rank")).to_have_text(str(ranks[s]))
+        expect(cells.locator(".bot")).to_have_text(names[s])
+        expect(cells.locator(".score")).to_have_text(f"{scores[s]:g}")
+        kinds = [f["kind"] for f in record["faults"] if f["seat"] == s]
+        expect(cells.locator(".faults")).to_have_text(
+            f"{len(kinds)} ({', '.join(kinds)})" if kinds else "0"
+        )
+        expect(cells.locator(".forfeit")).to_have_text(
+            "forfeited" if record["forfeited"][s] else ""
+        )
+    winners = [names[s] for s in order if ranks[s] == 1]
+    expect(page.locator("#headline")).to_contain_text(" and ".join(winners))
+    if any(record["forfeited"]):
+        expect(page.locator("#headline")).to_contain_text(f"{names[FORFEIT]} forfeited")
+    hands = game.hand_records(state)
+    points = page.locator("#hand-points tr[data-hand]")
+    expect(points).to_have_count(len(hands))
+    for k, hand in enumerate(hands):
+        expect(points.nth(k).locator("td.num")).to_have_text([f"{p:g}" for p in hand["points"]])
+    assert [sum(h["points"][s] for h in hands) for s in range(len(names))] == scores  # all hands
+
+
 def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], page: Page) -> None:
     url, store, matches = site
     match_id = matches["knaves"]
@@ -261,7 +579,7 @@ def test_keys_slider_and_step_links(site: tuple[str, Store, dict[str, int]], pag
     expect(page.locator("#step")).to_have_text("0")
     page.keyboard.press("ArrowRight")
     expect(page.locator("#step")).to_have_text("1")
-    expect(page.locator("#action")).to_have_text(actions[0])
+    expect(page.locator("#action .words")).to_have_attribute("data-action", actions[0])
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowLeft")
     expect(page.locator("#step")).to_have_text("1")
@@ -286,14 +604,20 @@ def test_a_fault_is_shown_on_its_own_seat(
     match_id = matches["knaves"]
     open_replay(page, url, match_id)
     go_to(page, 5, -1)  # the fault was charged at decision 4: the step after it shows it
-    expect(page.locator("#seats tr.faulted")).to_have_attribute("data-seat", "2")
-    expect(page.locator("#faults .fault")).to_have_text(
-        f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback play:2C)"
+    expect(page.locator("#seats .seat.faulted")).to_have_attribute("data-seat", "2")
+    fault = page.locator("#faults .fault")
+    expect(fault).to_have_text(
+        f"fault unknown_action of seat 2 p2: {FAULT_DETAIL} (fallback: plays "
+        + page.locator("#faults .fault [data-card='2C']").inner_text()
+        + ")"
     )
+    # On its step in the list too.
+    expect(page.locator("#moves li#s5 .fault")).to_contain_text("unknown_action")
+    assert codes(page, "#moves li#s5 .fault [data-card]") == ["2C"]
     expect(page.locator("#result tr[data-seat='2'] td").nth(4)).to_have_text("1")
     expect(page.locator("#result tr[data-seat='0'] td").nth(4)).to_have_text("0")
     go_to(page, 6, -1)
-    expect(page.locator("#seats tr.faulted")).to_have_count(0)
+    expect(page.locator("#seats .seat.faulted")).to_have_count(0)
 
 
 def test_bot_supplied_strings_stay_text(
@@ -305,7 +629,7 @@ def test_bot_supplied_strings_stay_text(
     match_id = matches["knaves"]
     open_replay(page, url, match_id)
     go_to(page, 5, -1)
-    expect(page.locator("#seats tr[data-seat='0'] td.bot")).to_contain_text(XSS)
+    expect(page.locator("#seats .seat[data-seat='0'] .bot")).to_contain_text(XSS)
     expect(page.locator("#result")).to_contain_text(XSS)
     tournament = store.get_match(match_id).tournament_id
     bot_page = f"/bots/{urllib.parse.quote(XSS)}"

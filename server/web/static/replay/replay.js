@@ -11,10 +11,27 @@ const Replay = (() => {
   let at = 0;
   let focus = "";
 
-  /** A game's renderer: deck, columns, cells(ctx, s), hand(ctx, s), info(ctx), trick(ctx),
-   * lastTrick(ctx), handEnd(ctx, record). */
+  /** A game's renderer: deck, columns, cells(ctx, s), hand(ctx, s), info(ctx) (the public
+   * strip's items), suitOf(code, ctx) and trumps(ctx) (hands are drawn grouped by suit, trump
+   * first), and optionally trump(ctx) ({suit, letter} for the strip), trick(ctx) (the plays
+   * of the trick in play), lastTrick(ctx) and recordTrick(ctx, record) (the trick closed last, as
+   * {plays, winner}), handEnd(ctx, record), legend(), middle(ctx) (the middle of a
+   * table without tricks). */
   function register(game, renderer) {
     renderers[game] = renderer;
+  }
+
+  /** Where each seat sits around the table, counted from the seat at the bottom in turn order
+   * (bridge's South, West, North, East). */
+  const PLACES = {
+    2: ["b", "t"], 3: ["b", "tl", "tr"], 4: ["b", "l", "t", "r"], 5: ["b", "l", "tl", "tr", "r"],
+  };
+
+  function placeOf(s) {
+    const n = data.seats.length;
+    const bottom = data.focus === null ? 0 : data.focus;
+    const places = PLACES[n] || PLACES[4];
+    return places[(s - bottom + n) % n] || "b";
   }
 
   function readHash() {
@@ -49,83 +66,251 @@ const Replay = (() => {
       return s === data.focus ? step.shared : null;
     };
     const renderer = renderers[data.game];
-    return {
+    const ctxOf = {
       step, data, full, focus: data.focus, view,
       pub: full ? view(0) : step.shared,
       known: (s) => full || s === data.focus,
-      name: (s) => data.seats[s].bot,
+      name: (s) => (data.seats[s] ? data.seats[s].bot : "–"),
       card: (code) => Cards.card(renderer.deck, code),
       cards: (codes) => Cards.cards(renderer.deck, codes),
-      hand: (codes) => Cards.cards(renderer.deck, codes, "hand-cards"),
+      hand: (codes) => Cards.cards(renderer.deck,
+        Cards.bySuit(codes || [], (c) => renderer.suitOf(c, ctxOf), renderer.trumps(ctxOf)), "hand-cards"),
       seatOf: (leader, i) => (leader + i) % data.seats.length,
     };
+    return ctxOf;
   }
 
   function seatLabel(s) {
     return s === null || s === undefined || s < 0 ? "–" : `seat ${s} ${data.seats[s].bot}`;
   }
 
-  function plays(ctx, list, id) {
-    return el("div", { id, class: "plays" }, (list || []).map((p) =>
-      el("span", { class: "play", "data-seat": p.seat },
-        el("small", {}, `${p.seat}`), ctx.card(p.card), p.note ? el("small", {}, p.note) : null)));
+  /** A trick in the middle of the table: each card at its player's side with the bot's name;
+   * `winner` (a closed trick) marks the card that took it. */
+  function plays(ctx, list, id, winner, cls) {
+    return el("div", { id, class: `plays ${cls || ""}` }, (list || []).map((p) => {
+      const won = winner !== undefined && winner === p.seat;
+      return el("span", { class: `play at-${placeOf(p.seat)}${won ? " winner" : ""}`, "data-seat": p.seat },
+        el("span", { class: "who" }, ctx.name(p.seat)), ctx.card(p.card),
+        p.note ? el("small", { class: "note" }, p.note) : null,
+        won ? el("span", { class: "won", title: "won the trick" }, " ✔ won") : null);
+    }));
   }
 
-  function seatsTable(ctx, renderer) {
+  /** The middle of the table: the trick in play, or once it closes (until the next lead, or
+   * at a hand's end from its published record) the closed trick with its winner. */
+  function centre(ctx, renderer) {
+    if (!renderer.trick) return renderer.middle ? renderer.middle(ctx) : null;
+    const trick = renderer.trick(ctx) || [];
+    if (trick.length) return plays(ctx, trick, "trick");
+    const ended = ctx.step.hand_ended;
+    if (ended && renderer.recordTrick) {
+      const closed = renderer.recordTrick(ctx, ended.record);
+      if (closed) {
+        return el("div", {}, plays(ctx, [], "trick"),
+          plays(ctx, closed.plays, "last-trick", closed.winner, "from-record"));
+      }
+    }
+    const closed = renderer.lastTrick ? renderer.lastTrick(ctx) : null;
+    if (closed) return el("div", {}, plays(ctx, [], "trick"), plays(ctx, closed.plays, "last-trick", closed.winner));
+    return plays(ctx, [], "trick");
+  }
+
+  function seatPanel(ctx, renderer, s) {
     const step = ctx.step;
-    const faulted = new Set(step.faults.map((f) => f.seat));
-    const head = el("tr", {}, el("th", { class: "num" }, "seat"), el("th", {}, "bot"),
-      el("th", { class: "num" }, "score"),
-      renderer.columns.map((c) => el("th", { class: "num" }, c)), el("th", {}, "hand"));
-    const rows = data.seats.map((seat, s) => {
-      const classes = ["seat"];
-      if (step.to_act === s) classes.push("to-act");
-      if (step.move && step.move.seat === s) classes.push("moved");
-      if (faulted.has(s)) classes.push("faulted");
-      if (seat.forfeited) classes.push("forfeited");
-      return el("tr", { class: classes.join(" "), "data-seat": s },
-        el("td", { class: "num" }, step.to_act === s ? "▶ " : "", String(s)),
-        el("td", { class: "bot" }, seat.bot, faulted.has(s) ? el("span", { class: "fault" }, " ⚠ fault") : null,
-          seat.forfeited ? el("span", { class: "fault" }, " (forfeited)") : null),
-        el("td", { class: "num score" }, String(step.scores[s])),
-        renderer.cells(ctx, s).map((v) => el("td", { class: "num" }, v)),
-        el("td", { class: "hand" }, renderer.hand(ctx, s)));
-    });
-    return el("table", { id: "seats" }, head, rows);
+    const seat = data.seats[s];
+    const faulted = step.faults.some((f) => f.seat === s);
+    const classes = ["seat", `at-${placeOf(s)}`];
+    if (step.to_act === s) classes.push("to-act");
+    if (step.move && step.move.seat === s) classes.push("moved");
+    if (faulted) classes.push("faulted");
+    if (seat.forfeited) classes.push("forfeited");
+    const cells = renderer.cells(ctx, s);
+    return el("div", { class: classes.join(" "), "data-seat": s },
+      el("div", { class: "head" },
+        el("span", { class: "turn", title: "to act" }, step.to_act === s ? "▶ " : ""),
+        el("span", { class: "bot" }, seat.bot),
+        el("small", { class: "seat-no" }, ` seat ${s}`),
+        faulted ? el("span", { class: "fault" }, " ⚠ fault") : null,
+        seat.forfeited ? el("span", { class: "fault" }, " (forfeited)") : null,
+        el("span", { class: "score", title: "score" }, String(step.scores[s]))),
+      el("div", { class: "stats" }, renderer.columns.map((c, i) =>
+        (cells[i] === "" || cells[i] === null || cells[i] === undefined ? null
+          : el("span", { class: "stat" }, el("small", {}, `${c} `), cells[i])))),
+      el("div", { class: "hand" }, renderer.hand(ctx, s)));
   }
 
-  function moveLine(step) {
+  /** The table: seats around it, the trick in the middle. */
+  function tableOf(ctx, renderer) {
+    return el("div", { id: "seats", class: `felt seats-${data.seats.length}` },
+      data.seats.map((_, s) => seatPanel(ctx, renderer, s)),
+      el("div", { id: "centre" }, centre(ctx, renderer)));
+  }
+
+  /** The public state in one strip: the trump as its glyph first, then the game's items. */
+  function strip(ctx, renderer) {
+    const trump = renderer.trump ? renderer.trump(ctx) : null;
+    return el("div", { id: "info" },
+      trump ? el("span", { id: "trump", class: "chip", "data-suit": trump.suit },
+        el("small", {}, "trump "), trump.letter ? Cards.glyph(renderer.deck, trump.letter) : "none")
+        : null,
+      renderer.info(ctx).filter(Boolean).map((item) => (Array.isArray(item)
+        ? el("span", { class: "chip" }, el("small", {}, `${item[0]} `), item[1])
+        : item)));
+  }
+
+  /** An argument of an action in words: cards drawn as cards, `p2` as seat 2's bot. */
+  function tokens(ctx, text) {
+    const deck = renderers[data.game].deck;
+    return text.split(/([+>:, ])/).filter((t) => t !== "").map((t) => {
+      if (Cards.isCard(deck, t)) return ctx.card(t);
+      if (/^p\d+$/.test(t) && data.seats[Number(t.slice(1))]) return ctx.name(Number(t.slice(1)));
+      return t;
+    });
+  }
+
+  /** A move in words: "p0 plays 8♥", "rand1 bids 3" (without its player when `who` is false).
+   * A renderer's `verbs` map an action's kind to its verb, or to a function of its argument;
+   * a public label's "; shows …" is written after a dash. */
+  function words(ctx, seat, action, who = true) {
+    const [head, ...shows] = action.split("; ");
+    const colon = head.indexOf(":");
+    const kind = colon < 0 ? head : head.slice(0, colon);
+    const arg = colon < 0 ? "" : head.slice(colon + 1);
+    const verb = (renderers[data.game].verbs || {})[kind];
+    let said;
+    if (typeof verb === "function") said = verb(arg, ctx, (t) => tokens(ctx, t));
+    else said = [verb || kind, arg ? [" ", tokens(ctx, arg)] : ""];
+    return el("span", { class: "words", "data-action": action },
+      who ? [el("span", { class: "actor" }, ctx.name(seat)), " "] : "", said,
+      shows.length ? [" — ", tokens(ctx, shows.join("; "))] : "");
+  }
+
+  function moveLine(ctx) {
+    const step = ctx.step;
     const box = document.getElementById("move");
     box.replaceChildren();
+    // The move that ends a hand may name a card of it: one of the hand record every seat is sent.
+    box.classList.toggle("from-record", Boolean(step.hand_ended));
     if (step.move) {
       const m = step.move;
-      box.append(el("span", {}, `${seatLabel(m.seat)}: `), el("b", { id: "action" }, m.action),
+      box.append(el("b", { id: "action", "data-action": m.action }, words(ctx, m.seat, m.action)),
         m.ms === null ? "" : ` in ${m.ms.toFixed(1)} ms`,
-        m.legal ? el("span", { id: "legal" }, `; legal: ${m.legal.join(" ")}`) : "");
+        m.legal ? el("span", { id: "legal" }, "; could have: ",
+          m.legal.map((a, i) => [i ? ", " : "", words(ctx, m.seat, a, false)])) : "");
     } else {
-      box.append(el("b", { id: "action" }, "–"), " (the deal)");
+      box.append(el("b", { id: "action", "data-action": "" }, "–"), " (the deal)");
     }
     box.append(el("div", {}, "to act: ", el("span", { id: "to-act" }, seatLabel(step.to_act))));
   }
 
-  function faultLines(step) {
-    document.getElementById("faults").replaceChildren(...step.faults.map((f) =>
-      el("div", { class: "fault", "data-seat": f.seat },
-        `fault ${f.kind} of ${seatLabel(f.seat)}: ${f.detail}`,
-        f.fallback ? ` (fallback ${f.fallback})` : "")));
+  /** A fault in words: its kind, the seat charged, the detail, and the move played for it. */
+  function faultWords(ctx, f) {
+    return [`${f.kind} of ${seatLabel(f.seat)}: ${f.detail}`,
+      f.fallback ? [" (fallback: ", words(ctx, f.seat, f.fallback, false), ")"] : ""];
   }
 
+  function faultLines(ctx) {
+    document.getElementById("faults").replaceChildren(...ctx.step.faults.map((f) =>
+      el("div", { class: "fault", "data-seat": f.seat }, "fault ", faultWords(ctx, f))));
+  }
+
+  /** Which group of the step list the move after `ctx`'s step belongs to: the trick it plays
+   * to, else the phase (bids, the pass, the auction) or the renderer's own grouping. */
+  function groupOf(ctx) {
+    const renderer = renderers[data.game];
+    if (renderer.group) return renderer.group(ctx);
+    const v = ctx.pub;
+    if (Array.isArray(v.tricks) && (v.phase === undefined || v.phase === "play")) {
+      return `trick ${v.tricks.length + 1}`;
+    }
+    return v.phase || "";
+  }
+
+  /** Every step in words, grouped by hand and then by trick (or phase). A seat's view lists
+   * only the moves it has seen: later ones are links without their actions. */
   function moveList() {
     const list = document.getElementById("moves");
-    list.replaceChildren(...data.steps.slice(1).map((s) => {
-      // A seat's view lists only the moves it has seen: later ones are links without text.
+    const renderer = renderers[data.game];
+    const hands = [];
+    let group = null;
+    for (const s of data.steps.slice(1)) {
+      const before = context(data.steps[s.n - 1]);
+      const hand = before.pub.hand_number + 1;
+      if (!hands.length || hands[hands.length - 1].hand !== hand) {
+        hands.push({ hand, groups: [] });
+        group = null;
+      }
+      const label = groupOf(before);
+      if (!group || group.label !== label) {
+        group = { label, items: [] };
+        hands[hands.length - 1].groups.push(group);
+      }
       const seen = data.focus === null || s.n <= at;
-      return el("li", { id: `s${s.n}` },
+      const ctx = seen ? context(s) : null;
+      group.items.push(el("li", { id: `s${s.n}` },
         el("a", { href: `#step=${s.n}${focus === "" ? "" : `&seat=${focus}`}` }, String(s.n)),
-        seen ? ` ${seatLabel(s.move.seat)}: ${s.move.action}` : "",
-        seen && s.faults.length ? el("span", { class: "fault" }, " ⚠") : null,
-        seen && s.hand_ended ? el("b", {}, ` · hand ${s.hand_ended.number + 1} ended`) : null);
-    }));
+        seen ? [" ", words(ctx, s.move.seat, s.move.action)] : "",
+        seen ? s.faults.map((f) => el("span", { class: "fault" }, " ⚠ ", faultWords(ctx, f))) : "",
+        seen && s.hand_ended ? el("b", {}, ` · ${renderer.handWord || "hand"} ${s.hand_ended.number + 1} ended`) : null));
+    }
+    list.replaceChildren(...hands.map((h) =>
+      el("section", { class: "hand-steps", "data-hand": h.hand },
+        el("h3", {}, `${renderer.handWord || "hand"} ${h.hand}`),
+        h.groups.map((g) => el("div", { class: "group", "data-group": g.label },
+          el("span", { class: "label" }, g.label), el("ol", {}, g.items))))));
+  }
+
+  const number = (v) => (v === null || v === undefined ? "–" : String(v));
+
+  /** The end of a match: who won and by how much, every seat's score, rank, faults and
+   * forfeit, and the points of every hand (from the hand records every seat is sent). */
+  function summary(ctx) {
+    const box = document.getElementById("summary");
+    box.replaceChildren();
+    if (at !== data.steps.length - 1 || ctx.step.to_act !== null) return;
+    const renderer = renderers[data.game];
+    const seats = data.seats;
+    const byRank = seats.map((_, s) => s).sort((a, b) =>
+      (seats[a].rank ?? Infinity) - (seats[b].rank ?? Infinity) || a - b);
+    const first = byRank.filter((s) => seats[s].rank === 1);
+    const next = byRank.find((s) => seats[s].rank !== 1);
+    let headline = `${data.status}`;
+    if (first.length) {
+      const names = first.map((s) => seats[s].bot).join(" and ");
+      const top = seats[first[0]].score;
+      headline = first.length > 1 ? `${names} shared first place with ${number(top)}`
+        : `${names} won with ${number(top)}`;
+      if (next !== undefined && top !== null && seats[next].score !== null) {
+        headline += `, ${number(top - seats[next].score)} ahead of ${seats[next].bot}`;
+      }
+    }
+    const faultsOf = (s) => {
+      const kinds = Object.entries(seats[s].faults || {});
+      const total = kinds.reduce((sum, [, count]) => sum + count, 0);
+      return total ? `${total} (${kinds.map(([k, c]) => (c > 1 ? `${k} ×${c}` : k)).join(", ")})` : "0";
+    };
+    const forfeits = byRank.filter((s) => seats[s].forfeited);
+    const hands = data.steps.filter((s) => s.hand_ended).map((s) => s.hand_ended);
+    const word = renderer.handWord || "hand";
+    box.append(el("h2", {}, "Match over"),
+      el("p", { id: "headline" }, headline,
+        forfeits.length ? `; ${forfeits.map((s) => seats[s].bot).join(", ")} forfeited` : ""),
+      el("table", { id: "standings" },
+        el("tr", {}, el("th", { class: "num" }, "rank"), el("th", {}, "bot"),
+          el("th", { class: "num" }, "score"), el("th", {}, "faults"), el("th", {}, "")),
+        byRank.map((s) => el("tr", { "data-seat": s },
+          el("td", { class: "num rank" }, number(seats[s].rank)),
+          el("td", { class: "bot" }, seats[s].bot),
+          el("td", { class: "num score" }, number(seats[s].score)),
+          el("td", { class: "faults" }, faultsOf(s)),
+          el("td", { class: "forfeit" }, seats[s].forfeited ? "forfeited" : "")))),
+      hands.length ? el("table", { id: "hand-points" },
+        el("tr", {}, el("th", {}, word), seats.map((seat) => el("th", { class: "num" }, seat.bot))),
+        hands.map((h) => el("tr", { "data-hand": h.number + 1 },
+          el("td", {}, `${word} ${h.number + 1}`),
+          seats.map((_, s) => el("td", { class: "num" }, number((h.record.points || [])[s]))))),
+        el("tr", { class: "total" }, el("th", {}, "total"),
+          seats.map((seat) => el("th", { class: "num" }, number(seat.score))))) : null);
   }
 
   function show(n) {
@@ -136,16 +321,14 @@ const Replay = (() => {
     const ctx = context(step);
     document.getElementById("step").textContent = String(at);
     document.getElementById("slider").value = String(at);
-    moveLine(step);
-    faultLines(step);
+    summary(ctx);
+    moveLine(ctx);
+    faultLines(ctx);
     const table = document.getElementById("table");
-    const trick = renderer.trick ? renderer.trick(ctx) : null;
-    const last = renderer.lastTrick ? renderer.lastTrick(ctx) : null;
     table.replaceChildren(...[
-      seatsTable(ctx, renderer),
-      el("div", { id: "info" }, renderer.info(ctx)),
-      trick === null ? null : el("div", {}, "trick: ", plays(ctx, trick, "trick")),
-      last === null ? null : el("div", {}, "last trick: ", plays(ctx, last, "last-trick")),
+      strip(ctx, renderer),
+      tableOf(ctx, renderer),
+      renderer.legend ? el("div", { id: "legend" }, renderer.legend()) : null,
       ctx.full && step.unseen && step.unseen.length
         ? el("div", { id: "unseen" }, "face down (no seat sees them): ", ctx.cards(step.unseen))
         : null,

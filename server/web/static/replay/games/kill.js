@@ -4,8 +4,8 @@
   const { el } = Cards;
   const SHOWN_EVENTS = 8;
   function event(ctx, e) {
-    return el("li", {}, `${e.kind}${e.seat >= 0 ? ` by seat ${e.seat}` : ""}`,
-      e.target >= 0 ? ` → seat ${e.target}` : "",
+    return el("li", {}, `${e.kind}${e.seat >= 0 ? ` by ${ctx.name(e.seat)}` : ""}`,
+      e.target >= 0 ? ` → ${ctx.name(e.target)}` : "",
       e.card ? [" ", ctx.card(e.card)] : "",
       e.cards && e.cards.length ? [" ", ctx.cards(e.cards)] : "",
       e.secret ? [" secret ", ctx.card(e.secret)] : "",
@@ -24,7 +24,17 @@
   }
   Replay.register("kill", {
     deck: Cards.decks.kill,
-    columns: ["in", "immune", "cards", "round"],
+    handWord: "round",
+    verbs: {
+      draw: "draws", show_win: "shows a winning hand", show_trio: "shows a trio", fold: "folds",
+      kill: (a, ctx) => ["kills ", ctx.name(Number(a))],
+      claim_joker: (a, ctx) => ["claims the Joker from ", ctx.name(Number(a))],
+      decline: "declines", swap: "swaps", discard: "discards",
+      two: (a, ctx, words) => ["gives two ", words(a)],
+      claim_win: "claims a win", claim_trio: "claims a trio", continue: "continues",
+    },
+    group: (ctx) => `${ctx.name(ctx.pub.turn)}'s turn`,
+    columns: ["", "immune", "cards", "round"],
     cells: (ctx, s) => [ctx.pub.active[s] ? "in" : "out", ctx.pub.immune[s] ? "yes" : "",
       ctx.pub.hand_sizes[s], ctx.pub.round_points[s]],
     hand: (ctx, s) => {
@@ -35,16 +45,26 @@
       return el("span", {}, ctx.hand(view.hand), view.drawn && s === ctx.pub.turn ? [" drew ", ctx.card(view.drawn)] : "",
         aside);
     },
+    suitOf: (code) => (code === "JK" ? code : code.slice(1)),
+    trumps: () => ["JK"],
     info: (ctx) => {
       const v = ctx.pub;
-      const events = v.events.slice(-SHOWN_EVENTS);
       return [
-        el("div", {}, `round ${v.hand_number + 1}, started by seat ${v.starter}; turn of seat `,
-          `${v.turn}, phase ${v.phase}${v.draw_only ? " (draw only)" : ""}; turns ${v.turns}; `,
-          `deck ${v.deck_size}, used pile ${v.used_size}`),
-        el("ol", { id: "events", start: v.events.length - events.length + 1 },
-          events.map((e, i) => event(ctx, withSecret(ctx, e, v.events.length - events.length + i)))),
+        ["round", `${v.hand_number + 1}`],
+        ["started by", ctx.name(v.starter)],
+        ["turn of", ctx.name(v.turn)],
+        ["phase", `${v.phase}${v.draw_only ? " (draw only)" : ""}`],
+        ["turns", `${v.turns}`],
+        ["deck", `${v.deck_size}`],
+        ["used pile", `${v.used_size}`],
       ];
+    },
+    /** The middle of the table: the round's latest events (draws, claims, kills). */
+    middle: (ctx) => {
+      const v = ctx.pub;
+      const events = v.events.slice(-SHOWN_EVENTS);
+      return el("ol", { id: "events", start: v.events.length - events.length + 1 },
+        events.map((e, i) => event(ctx, withSecret(ctx, e, v.events.length - events.length + i))));
     },
     handEnd: (ctx, record) => el("div", {},
       `ended by ${record.end}${record.winner >= 0 ? `, winner seat ${record.winner}` : ""}; `,
