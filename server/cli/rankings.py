@@ -13,6 +13,7 @@ from server.cli.common import (
     open_store,
 )
 from server.cli.tables import Column, WideOption, print_table
+from server.views.rankings import ranking_cells
 from tournaments.standings import TRUESKILL
 from tournaments.store import Store
 
@@ -37,19 +38,7 @@ def show_rankings(store: Store, game: str, as_json: bool = False, wide: bool = F
             Column("mean score", 2, "right"),
             Column("faults", 2, "right"),
         ],
-        [
-            [
-                str(r.rank),
-                r.bot,
-                f"{r.mu:.2f}",
-                f"{r.sigma:.2f}",
-                f"{r.conservative:.2f}",
-                str(r.matches),
-                f"{r.mean_score:.2f}",
-                str(r.faults),
-            ]
-            for r in rows
-        ],
+        [[str(r.rank), r.bot, *ranking_cells(r)] for r in rows],
         empty=f"no rated {game} matches yet; `cardshark tournament run {game}` plays some",
         wide=wide,
     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from server.views.rankings import ranking_cells
 from server.web.bot import tagged
 from tournaments.models import Match, MatchStatus
 from tournaments.standings import Estimate, TournamentResult, summarise
@@ -251,14 +252,7 @@ def ranking_rows(
             {
                 "rank": r.rank,
                 "bot": r.bot,
-                "cells": [
-                    f"{r.mu:.2f}",
-                    f"{r.sigma:.2f}",
-                    f"{r.conservative:.2f}",
-                    str(r.matches),
-                    f"{r.mean_score:.2f}",
-                    str(r.faults),
-                ],
+                "cells": ranking_cells(r),
             },
             tags.get(r.bot_id),
         )
