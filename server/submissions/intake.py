@@ -83,5 +83,5 @@ class ArchiveIntake:
             )
         if not any(m.isreg() for m in members):
             raise ArchiveError("the archive holds no file")
-        check_members(members, digest)
+        check_members(members, digest, label="the upload")
         return ReceivedArchive(bytes(self._gzip), digest, len(tar), len(members))
