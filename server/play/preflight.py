@@ -16,6 +16,9 @@ from tournaments.errors import TournamentError
 SANDBOX_RETRIES = 2  # more starts of a bot whose start the sandbox itself failed
 RETRY_PAUSE_S = 0.5  # times the attempt number, before a retry
 SANDBOX_TOOLS = ("bwrap: ", "setpriv: ")  # how the sandbox's own failures read on stderr
+# ... unless they say the bot's own program could not be run: `setpriv: failed to execute
+# PROG: No such file or directory`, `bwrap: execvp PROG: ...`.
+BOT_NOT_EXECUTED = (": failed to execute ", "bwrap: execvp ")
 
 
 class BotsDidNotStart(TournamentError):
@@ -109,9 +112,12 @@ async def _start_one(
 
 
 def sandbox_failed(stderr: Sequence[str]) -> bool:
-    """Whether a bot's stderr ends with the sandbox's own error: the bot never ran."""
+    """Whether a bot's stderr ends with the sandbox's own error: the bot never ran. A tool
+    that could not execute the bot's program (missing, not executable) is the bot's error."""
     # A bot could print this itself; it gains only the retries: its failure stays its own.
-    return bool(stderr) and stderr[-1].startswith(SANDBOX_TOOLS)
+    if not stderr or not stderr[-1].startswith(SANDBOX_TOOLS):
+        return False
+    return not any(words in stderr[-1] for words in BOT_NOT_EXECUTED)
 
 
 async def _hello_or_failure(

@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from server.play.preflight import sandbox_failed
 from tournaments.models import MatchStatus
 from tournaments.ratings import SeatOutcome
 from tournaments.store import Store
@@ -110,3 +113,20 @@ def test_a_lasting_sandbox_failure_stops_the_run_with_the_true_counts(tmp_path: 
     assert finished(db) == 6
     with Store(db) as store:
         assert {b: (r.mu, r.sigma) for b, r in store.ratings("knaves").items()} == rated
+
+
+@pytest.mark.parametrize(
+    ("last_line", "retried"),
+    [
+        ("bwrap: Can't read /proc/sys/kernel/overflowuid: No such file or directory", True),
+        ("setpriv: setresuid failed: Operation not permitted", True),
+        ("setpriv: failed to execute nosuchprog: No such file or directory", False),
+        ("bwrap: execvp nosuchprog: No such file or directory", False),
+        ("Traceback: the bot's own error", False),
+    ],
+)
+def test_only_the_sandboxs_own_failures_are_retried_not_a_missing_program(
+    last_line: str, retried: bool
+) -> None:
+    assert sandbox_failed(["earlier line", last_line]) is retried
+    assert sandbox_failed([]) is False
