@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -13,6 +14,7 @@ from server.cli.common import (
     REMOTE_HINT,
     DbOption,
     PortOption,
+    WaitOption,
     check_listen,
     command_group,
     console,
@@ -24,11 +26,14 @@ from server.cli.common import (
     require_sandbox,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
-from server.cli.running import bot_stopped
+from server.cli.running import bot_stopped, run_with_progress
 from server.cli.tables import Column, WideOption, print_table
-from server.cli.tournament_show import db_flag
+from server.cli.tournament_show import db_flag, show_ending
+from server.cli.tournaments import check_entrants, confidence_goal, play_to_the_end
+from server.match.records import REMOTE_WAIT_S
 from server.play.ladder import LadderPlan, LadderServer, SetPlayed, play_ladder
 from server.play.tournament import Run
+from tournaments.confidence import DEFAULT_MAX_ROUNDS
 from tournaments.errors import TournamentError
 from tournaments.matchmaking import RULES, Rule, provisional
 from tournaments.models import Tournament, TournamentStatus
@@ -288,3 +293,74 @@ def ladder_add(
             + (f"; already in: {', '.join(already)}" if already else ""),
             highlight=False,
         )
+
+
+@ladder_app.command("final")
+@referee_options()
+def ladder_final(
+    game: str,
+    top: Annotated[int, typer.Option(min=2, help="How many of the ladder's best play it.")] = 8,
+    until_confident: Annotated[
+        float,
+        typer.Option(
+            metavar="P",
+            help="Add rounds until every neighbour pair is separated at confidence P.",
+        ),
+    ] = 0.95,
+    max_rounds: Annotated[
+        int | None,
+        typer.Option(min=1, help=f"At most N rounds (default {DEFAULT_MAX_ROUNDS})."),
+    ] = None,
+    tables: Annotated[
+        int | None, typer.Option(min=1, help="A round is a balanced subset of N tables.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Matches at once (default: two per core).")
+    ] = None,
+    port: PortOption = 0,
+    wait_s: WaitOption = REMOTE_WAIT_S,
+    db: DbOption = None,
+    *,
+    referee: RefereeOptions,
+) -> None:
+    """Freeze the ladder's top K by μ − 3σ and play them a duplicate round robin that adds
+    rounds until every neighbour pair is separated at P; pairs left unresolved are named."""
+    goal = confidence_goal(until_confident, max_rounds, 1)
+    assert goal is not None
+    referee.check()
+    tls = referee.tls()
+    with open_store(db) as store:
+        ladder = store.latest_ladder(game)
+        if ladder is None or ladder.id is None:
+            fail(f"no ladder of {game} yet; start one with: cardshark ladder run {game} --bots ...")
+        ranked = sorted(
+            store.ladder_field(ladder.id), key=lambda e: (-(e.mu - 3 * e.sigma), -e.mu, e.bot.name)
+        )
+        if len(ranked) < max(top, ladder.seats):
+            fail(
+                f"ladder {ladder.id} has {len(ranked)} bots in its field: a final of --top {top} "
+                f"needs {max(top, ladder.seats)}"
+            )
+        names = [e.bot.name for e in ranked[:top]]
+        policy = referee.policy(store, check=False)
+        check_entrants(store, names, policy, referee.host, port)
+        final = store.create_tournament(
+            game,
+            names,
+            seats=ladder.seats,
+            options=ladder.options,
+            tables=tables,
+            clock_ms=ladder.clock_ms,
+            bank_ms=ladder.bank_ms,
+            name=f"{game} ladder {ladder.id} final",
+        )
+        assert final.id is not None
+        store.set_goal(final.id, goal)
+        console.print(
+            f"final of ladder {ladder.id}: tournament {final.id}, its top {top} frozen: "
+            + ", ".join(names),
+            highlight=False,
+        )
+        args = (store, final.id, referee, tls, policy, concurrency, port, False, wait_s)
+        play_to_the_end(store, final.id, partial(run_with_progress, *args))
+        show_ending(store, final.id, db)

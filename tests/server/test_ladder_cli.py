@@ -91,7 +91,9 @@ def sets_so_far(db: str) -> int:
         return ladder.rounds
 
 
-def test_a_ladder_of_house_bots_orders_them_by_noise(tmp_path: Path) -> None:
+def test_a_ladder_of_house_bots_orders_them_by_noise_and_its_top_plays_a_final(
+    tmp_path: Path,
+) -> None:
     db = f"sqlite:///{tmp_path / 'cs.db'}"
     noises = [0.0, 0.4, 0.7, 1.0]
     bots = ",".join(house(n) for n in reversed(noises))
@@ -107,6 +109,18 @@ def test_a_ladder_of_house_bots_orders_them_by_noise(tmp_path: Path) -> None:
         firsts = tables(db)
         assert firsts[0] | firsts[1] == {house_name(n) for n in noises}
     assert "Ladder 1: knaves, 24 sets" in out
+    with Store(db) as store:
+        best = sorted(store.ladder_field(1), key=lambda e: -(e.mu - 3 * e.sigma))[:3]
+    final = cli(
+        "ladder", "final", GAME, "--top", "3", "--until-confident", "0.9", "--max-rounds", "2",
+        db=db,
+    )  # fmt: skip
+    assert "final of ladder 1: tournament 2, its top 3 frozen: " in final
+    assert "until-confident 0.9: " in final, final
+    with Store(db) as store:
+        assert [b.name for b in store.tournament_entrants(2)] == [e.bot.name for e in best]
+        assert store.goal(2) is not None and store.get_tournament(2).status == "finished"
+        assert store.get_tournament(1).rounds == 24  # the ladder itself is left as it was
 
 
 def test_a_bot_entered_while_it_runs_plays_at_once_and_a_retired_one_no_more(
