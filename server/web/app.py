@@ -24,6 +24,7 @@ from server.views.replay import replay_json
 from server.views.transcript import seat_code, seat_names
 from server.web.bot import author_label, rating_series, successor
 from server.web.live import Pulse, stream
+from server.web.metrics import metrics_route
 from server.web.spectate import DELAY, spectate
 from server.web.tournament import (
     LISTED,
@@ -110,6 +111,7 @@ class Site:
             Route("/matches/{match:int}", self.match),
             Route("/api/matches/{match:int}/replay", self.replay),
             Route("/api/matches/{match:int}/live", self.match_live),
+            metrics_route(self.store),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ]
 

@@ -23,6 +23,7 @@ from tournaments.store.matches import (
     MatchDetail,
     MatchStore,
 )
+from tournaments.store.metrics import FaultTally, MetricsStore, PlayFigures
 from tournaments.store.queries import (
     UNRECORDED,
     BotProfile,
@@ -40,6 +41,7 @@ __all__ = [
     "AUTHOR_NAME",
     "BOT_NAME",
     "FORMATS",
+    "FaultTally",
     "LADDER",
     "LOAD_VOID_PREFIX",
     "UNFINISHED",
@@ -52,6 +54,7 @@ __all__ = [
     "LadderEntry",
     "MatchDetail",
     "MatchSummary",
+    "PlayFigures",
     "RankingRow",
     "Store",
     "StoreBase",
@@ -76,5 +79,6 @@ class Store(
     RatingStore,
     QueryStore,
     RoundStore,
+    MetricsStore,
 ):
     """The database of one cardshark installation (SQLite file or PostgreSQL)."""
