@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from server.bots.house import resolve_names
+from server.bots.sandbox import SandboxPolicy
 from server.cli.common import (
     REMOTE_HINT,
     DbOption,
@@ -38,7 +39,7 @@ from tournaments.errors import TournamentError
 from tournaments.matchmaking import RULES, Rule, provisional
 from tournaments.models import Tournament, TournamentStatus
 from tournaments.ratings import Rating
-from tournaments.store import LADDER, Store
+from tournaments.store import LADDER, LadderEntry, Store
 
 ladder_app = command_group("Run a game's ladder: continuous play of the tables it needs most.")
 
@@ -69,6 +70,13 @@ def ladder_run(
         int | None, typer.Option(min=1, help="Time per move (a new ladder; game default).")
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Master seed (a new ladder; random).")] = None,
+    workers: Annotated[
+        bool,
+        typer.Option(
+            help="Queue each set for `cardshark worker`s on PostgreSQL instead of playing it "
+            "here (one scheduler per ladder)."
+        ),
+    ] = False,
     port: PortOption = 0,
     db: DbOption = None,
     wide: WideOption = False,
@@ -87,13 +95,19 @@ def ladder_run(
         assert ladder.id is not None
         entered = store.enter_ladder(ladder.id, resolve_names(store, names))
         field = store.ladder_field(ladder.id)
+        plan = LadderPlan(
+            rule=_rule(pairing),
+            one_per_author=one_per_author,
+            sets=sets,
+            on_set=_say_set,
+            on_idle=lambda why: console.print(why, highlight=False),
+        )
+        if workers:
+            schedule_for_workers(store, ladder, plan)
+            show_ladder(store, ladder.id, wide)
+            return
         policy = referee.policy(store, check=False)
-        if any(e.bot.command for e in field):
-            require_sandbox(policy)
-        if any(not e.bot.command for e in field):
-            port = remote_port(referee.host, port)
-        else:
-            check_listen(referee.host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
+        port = _checked_port(field, policy, referee.host, port)
         console.print(
             f"ladder {ladder.id}: {ladder.game}, {ladder.seats} seats, {len(field)} bots in its "
             f"field"
@@ -101,13 +115,6 @@ def ladder_run(
             + f", {ladder.rounds} sets so far; tables picked by {pairing}"
             + (", one bot per author" if one_per_author else ""),
             highlight=False,
-        )
-        plan = LadderPlan(
-            rule=_rule(pairing),
-            one_per_author=one_per_author,
-            sets=sets,
-            on_set=_say_set,
-            on_idle=lambda why: console.print(why, highlight=False),
         )
         server = LadderServer(
             referee.host, port, tls, policy, referee.cpu_clocks, referee.transport
@@ -118,6 +125,64 @@ def ladder_run(
             f"more: cardshark tournament show {ladder.id}{db_flag(db)}  (who beat whom)",
             highlight=False,
         )
+
+
+def _checked_port(field: list[LadderEntry], policy: SandboxPolicy, host: str, port: int) -> int:
+    """Refuse in one line a sandbox this machine cannot build (for managed bots) or a port
+    taken (for remote ones); the port remote bots dial."""
+    if any(e.bot.command for e in field):
+        require_sandbox(policy)
+    if any(not e.bot.command for e in field):
+        return remote_port(host, port)
+    check_listen(host, port, purpose="remote bots", zero=None, then=REMOTE_HINT)
+    return port
+
+
+def schedule_for_workers(store: Store, ladder: Tournament, plan: LadderPlan) -> None:
+    """Feed the workers' queue with the ladder's sets until done; Ctrl-C or SIGTERM stops the
+    scheduling (a set in play stays queued: the next scheduler waits for it)."""
+    from server.workers.ladder_scheduler import LadderScheduler, scheduler_lock
+    from server.workers.worker import ensure_queue_schema, make_app
+
+    assert ladder.id is not None
+    url = store.engine.url.render_as_string(hide_password=False)
+    stopped_by: list[str] = []
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+
+        def terminate() -> None:
+            stopped_by.append("SIGTERM")
+            task.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        app = make_app(url)
+        async with app.open_async():
+            await ensure_queue_schema(app)
+            console.print(
+                f"ladder {ladder.id}: scheduling its sets for `cardshark worker --db …`",
+                highlight=False,
+            )
+            await LadderScheduler(store, ladder, app, plan).run()
+
+    try:
+        with scheduler_lock(store, ladder.id):
+            asyncio.run(main())
+    except TournamentError as exc:  # SchedulerHeld names the holder; no PostgreSQL
+        fail(str(exc))
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        how = stopped_by[0] if stopped_by else "Ctrl-C"
+        open_set = store.pending_matches(ladder.id)
+        kept = f"; set {open_set[0].round + 1} stays queued for the workers" if open_set else ""
+        errors.print(
+            f"ladder {ladder.id}: scheduling stopped by {how}{kept}; go on with: "
+            f"cardshark ladder run {ladder.game} --workers",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
+        raise typer.Exit(143 if how == "SIGTERM" else 130) from None
 
 
 def _rule(pairing: str) -> Rule:
