@@ -330,12 +330,20 @@ def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> N
         field = store.ladder_field(ladder.id)
         waiting = sum(1 for e in field if provisional(Rating(e.mu, e.sigma)))
         in_play = len({m.round for m in store.pending_matches(ladder.id)})
+        finished = [m.finished for m in store.matches(ladder.id) if m.finished is not None]
         console.print(
-            f"ladder {ladder.id}: {ladder.game}, {ladder.status}; {ladder.rounds} sets "
-            f"({in_play} in play), {progress.finished} matches finished; {len(field)} bots in "
-            f"its field, {waiting} provisional",
+            f"ladder {ladder.id}: {ladder.game}, {'a set in play' if in_play else 'idle'}; "
+            f"{ladder.rounds} sets "
+            f"({in_play} in play), {progress.finished} matches finished"
+            + (f", the last at {max(finished):%Y-%m-%d %H:%M:%S} UTC" if finished else "")
+            + f"; {len(field)} bots in its field, {waiting} provisional",
             highlight=False,
         )
+        from server.workers.ladder_scheduler import scheduler_holder
+
+        holder = scheduler_holder(store, ladder.id)
+        if holder is not None:
+            console.print(f"scheduled for workers by {holder}", highlight=False)
         show_ladder(store, ladder.id, wide)
 
 

@@ -71,6 +71,15 @@ def scheduler_lock(store: Store, ladder_id: int) -> Iterator[None]:
             conn.commit()
 
 
+def scheduler_holder(store: Store, ladder_id: int) -> str | None:
+    """Who schedules the ladder for workers now, or None (or on SQLite: nobody can)."""
+    if store.engine.dialect.name != "postgresql":
+        return None
+    with store.engine.connect() as conn:
+        held = _holder(conn, ladder_id)
+    return None if held.startswith("(") else held
+
+
 def _holder(conn: Connection, ladder_id: int) -> str:
     row = conn.execute(
         text(

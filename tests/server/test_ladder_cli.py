@@ -142,7 +142,11 @@ def test_a_bot_entered_while_it_runs_plays_at_once_and_a_retired_one_no_more(
                 break
     finally:
         ladder.send_signal(signal.SIGINT)
-        ladder.wait(timeout=60)
+        try:
+            ladder.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            ladder.kill()
+            raise
     played = tables(db)
     # the set in play when it was entered may have been picked before: the next one seats it
     assert house_name(1.0) in played[joined] | played[joined + 1]
@@ -176,11 +180,13 @@ def test_a_killed_ladder_goes_on_with_no_set_lost_or_rated_twice(tmp_path: Path)
     cli("bot", "add", "slow", "--command", f"{sys.executable} {BRISK_BOT}", db=db)
     bots = ",".join([house(0.0), house(1.0), "slow"])  # every set seats all three
     ladder = start("--bots", bots, "--seed", "9", db=db)
-    next(set_lines(ladder))
-    with Store(db) as store:
-        until(lambda: any(m.status == "running" for m in store.pending_matches(1)), ladder)
-    ladder.send_signal(signal.SIGKILL)  # in the middle of a set: its matches in play
-    ladder.wait(timeout=60)
+    try:
+        next(set_lines(ladder))
+        with Store(db) as store:
+            until(lambda: any(m.status == "running" for m in store.pending_matches(1)), ladder)
+    finally:
+        ladder.send_signal(signal.SIGKILL)  # in the middle of a set: its matches in play
+        ladder.wait(timeout=60)
     killed_at = sets_so_far(db)
     with Store(db) as store:
         assert {m.round for m in store.pending_matches(1)} == {killed_at - 1}

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from tests.server.test_ladder_cli import GAME, ROOT, house, set_lines
+from sqlalchemy import text
+
+from server.workers.ladder_scheduler import LOCK_CLASS
+from tests.server.test_ladder_cli import GAME, ROOT, house
 from tests.server.test_workers import workers
 from tournaments.store import Store
 
@@ -55,21 +60,26 @@ def test_two_workers_play_a_ladder_as_one_process_does(
     cli("ladder", "run", GAME, "--bots", bots, "--sets", str(SETS), "--seed", SEED, db=alone)
     db = postgres_database
     cli("db", "upgrade", db=db)
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "ladder", "run", GAME, "--bots", bots, "--sets",
-         str(SETS), "--seed", SEED, "--workers", "--db", db],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    with held_lock(db, "cardshark ladder scheduler on elsewhere pid 7"):
+        refused = cli(
+            "ladder", "run", GAME, "--bots", bots, "--seed", SEED, "--workers", db=db, code=2
+        )
+        assert "ladder 1 is scheduled by another process: cardshark ladder scheduler on " in refused
+        assert "elsewhere pid 7" in refused
+        status = cli("ladder", "status", GAME, db=db)
+        assert "scheduled for workers by cardshark ladder scheduler on elsewhere pid 7" in status
     with workers(db, tmp_path, ["w1", "w2"]):
-        try:
-            next(set_lines(scheduler))
-            second = cli("ladder", "run", GAME, "--workers", db=db, code=2)
-            assert "is scheduled by another process: cardshark ladder scheduler on " in second
-            assert f"pid {scheduler.pid}" in second
-            assert scheduler.wait(timeout=300) == 0
-        finally:
-            if scheduler.poll() is None:
-                scheduler.kill()
+        out = cli("ladder", "run", GAME, "--sets", str(SETS), "--workers", db=db)
+    assert out.count("set ") >= SETS, out
     on_workers, alone_figures = played(db), played(alone)
     assert len(on_workers[0]) == SETS and all(len(s) == 6 for s in on_workers[0].values())
     assert on_workers == alone_figures
+
+
+@contextmanager
+def held_lock(db: str, name: str) -> Iterator[None]:
+    """Hold ladder 1's scheduler lock from a session named `name`, as a scheduler would."""
+    with Store(db) as store, store.engine.connect() as conn:
+        conn.execute(text("SELECT set_config('application_name', :n, false)"), {"n": name})
+        assert conn.execute(text("SELECT pg_try_advisory_lock(:c, 1)"), {"c": LOCK_CLASS}).scalar()
+        yield
