@@ -17,12 +17,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from games.base import GameSpec
 from games.errors import UnknownGameError
 from games.registry import all_games, get_game
 from server.match.live import LIVE, LiveMatches
 from server.views.replay import replay_json
 from server.views.transcript import seat_code, seat_names
 from server.web.bot import author_label, rating_series, successor
+from server.web.ladder import ladder_page
 from server.web.live import Pulse, stream
 from server.web.metrics import metrics_route
 from server.web.spectate import DELAY, spectate
@@ -56,6 +58,14 @@ def make_app(store: Store, lives: LiveMatches = LIVE) -> Starlette:
         middleware=[Middleware(GZipMiddleware, minimum_size=1000)],
         exception_handlers={NotFoundError: not_found},
     )
+
+
+def game_of(request: Request) -> GameSpec:
+    """The game a /…/{game} URL names; 404 for none."""
+    try:
+        return get_game(request.path_params["game"]).spec
+    except UnknownGameError as exc:
+        raise HTTPException(404, str(exc)) from None
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
@@ -108,6 +118,8 @@ class Site:
             Route("/api/tournaments/{tournament:int}", self.tournament_json),
             Route("/api/tournaments/{tournament:int}/events", self.tournament_events),
             Route("/api/rankings/{game}/events", self.rankings_events),
+            Route("/ladders/{game}", self.ladder),
+            Route("/api/ladders/{game}/events", self.ladder_events),
             Route("/matches/{match:int}", self.match),
             Route("/api/matches/{match:int}/replay", self.replay),
             Route("/api/matches/{match:int}/live", self.match_live),
@@ -126,10 +138,7 @@ class Site:
 
     def board(self, request: Request) -> dict[str, Any]:
         """The game of a /rankings/{game} URL (404 if none) and its ranking rows."""
-        try:
-            game = get_game(request.path_params["game"]).spec
-        except UnknownGameError as exc:
-            raise HTTPException(404, str(exc)) from None
+        game = game_of(request)
         return {"game": game, "rows": self.ranking_rows(game.name)}
 
     def ranking_rows(self, game: str) -> list[dict[str, Any]]:
@@ -145,6 +154,17 @@ class Site:
         """/api/rankings/{game}/events: the leaderboard's rows as they change."""
         name = self.board(request)["game"].name
         return stream(self.pulse, lambda: {"rows": self.ranking_rows(name)}, "rankings")
+
+    def ladder(self, request: Request) -> Response:
+        """/ladders/{game}: the game's ladder, its field ranked and its latest sets."""
+        game = game_of(request)
+        ladder = ladder_page(self.store, game.name)
+        return self.page(request, "ladder.html", game=game, ladder=ladder)
+
+    def ladder_events(self, request: Request) -> Response:
+        """/api/ladders/{game}/events: the ladder's page data as it changes."""
+        name = game_of(request).name
+        return stream(self.pulse, lambda: ladder_page(self.store, name) or {}, "ladder")
 
     def bot(self, request: Request) -> Response:
         """/bots/{name}: a bot's author and versions, its ratings, their history, its faults

@@ -147,3 +147,20 @@ def test_entering_is_once_and_a_bad_table_is_refused_before_any_write(store: Sto
         store.add_ladder_set(robin.id, (a, b, c))
     assert store.latest_ladder(GAME) is not None
     assert store.latest_ladder("kill") is None
+
+
+def test_recent_sets_are_the_last_ones_newest_first_with_their_totals(store: Store) -> None:
+    for name in "abcd":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c", "d"])
+    a, b, c, d = ids(store, "a", "b", "c", "d")
+    play_set(store, ladder, (a, b, c), winner=a)
+    play_set(store, ladder, (b, c, d), winner=d)
+    store.add_ladder_set(ladder, (c, d, a))
+    recent = store.recent_sets(ladder, 2)
+    assert [s.number for s in recent] == [2, 1]
+    assert [s.finished for s in recent] == [False, True]
+    assert recent[1].table == [b, c, d] and len(recent[1].matches) == 6
+    assert recent[1].totals() == {b: 0.0, c: 0.0, d: 60.0}
+    assert recent[0].totals() == {c: 0.0, d: 0.0, a: 0.0}
+    assert [s.number for s in store.recent_sets(ladder, 10)] == [2, 1, 0]

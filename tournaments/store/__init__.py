@@ -15,7 +15,7 @@ from tournaments.ratings import apply_match
 from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, hash_token, new_token
-from tournaments.store.ladders import LADDER, LadderEntry, LadderStore, ladder_seed
+from tournaments.store.ladders import LADDER, LadderEntry, LadderSet, LadderStore, ladder_seed
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
     UNFINISHED,
@@ -52,6 +52,7 @@ __all__ = [
     "BotProfile",
     "FinishedMatch",
     "LadderEntry",
+    "LadderSet",
     "MatchDetail",
     "MatchSummary",
     "PlayFigures",

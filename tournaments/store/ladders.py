@@ -53,6 +53,34 @@ class LadderEntry:
         return self.bot.id
 
 
+@dataclass(frozen=True)
+class LadderSet:
+    """One set of a ladder: its number and its matches in schedule order."""
+
+    number: int
+    matches: list[Match]
+
+    @property
+    def table(self) -> list[int]:
+        """Its bots, in the seat order of its first rotation."""
+        return list(self.matches[0].seats)
+
+    @property
+    def finished(self) -> bool:
+        """Whether every match of it is recorded."""
+        return all(m.status == MatchStatus.FINISHED.value for m in self.matches)
+
+    def totals(self) -> dict[int, float]:
+        """Each bot's score summed over the set's recorded matches."""
+        out = dict.fromkeys(self.table, 0.0)
+        for match in self.matches:
+            for bot, score in zip(
+                match.seats, (match.result or {}).get("scores", []), strict=False
+            ):
+                out[bot] += float(score)
+        return out
+
+
 def ladder_seed(master_seed: int, set_number: int) -> int:
     """The deal seed of a ladder's set: from the master seed and the set's number only."""
     return random.Random(f"cardshark-ladder:{master_seed}:{set_number}").randrange(SEED_LIMIT)
@@ -178,6 +206,24 @@ class LadderStore(StoreBase):
                     .order_by(col(Match.schedule_index))
                 ).all()
             )
+
+    def recent_sets(self, ladder_id: int, count: int) -> list[LadderSet]:
+        """The ladder's last `count` sets, newest first, each with its matches (not voided)."""
+        with self._read() as session:
+            ladder = self._ladder(session, ladder_id)
+            rows = session.exec(
+                select(Match)
+                .where(
+                    Match.tournament_id == ladder_id,
+                    col(Match.round) >= ladder.rounds - count,
+                    Match.status != MatchStatus.VOIDED.value,
+                )
+                .order_by(col(Match.schedule_index))
+            ).all()
+        sets: dict[int, list[Match]] = {}
+        for match in rows:
+            sets.setdefault(match.round, []).append(match)
+        return [LadderSet(n, sets[n]) for n in sorted(sets, reverse=True)]
 
     def _ladder(self, session: Session, ladder_id: int) -> Tournament:
         tournament = self._tournament(session, ladder_id)
