@@ -906,7 +906,7 @@ def test_a_gauntlet_is_stored_as_the_gauntlet_schedule(store: Store) -> None:
 def test_create_tournament_refuses_bad_settings_before_writing(store: Store) -> None:
     ids = add_bots(store, 4)
     with pytest.raises(
-        ScheduleError, match="^unknown format 'swiss'; formats: round_robin, gauntlet$"
+        ScheduleError, match="^unknown format 'swiss'; formats: round_robin, gauntlet, ladder$"
     ):
         store.create_tournament(GAME, ids, format="swiss")
     with pytest.raises(
