@@ -6,6 +6,8 @@ cannot see; when the match ends the page turns into the replay."""
 
 from __future__ import annotations
 
+import json
+import random
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,6 +18,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from games.registry import get_game
+from server.match.live import LiveMatch
+from server.views.spectator import Spectator, shown
 from tests.server.test_what_the_public_sees import public_truth
 from tests.server.test_workers import SLOW_BOT, create, slow_bots, start_worker, workers
 from tests.server.webkit import ROOT, chromium_page, free_port, play_match, serve_web
@@ -133,3 +137,48 @@ def test_a_match_played_by_a_cli_tournament_is_followed_live(tmp_path: Path, pag
                     if run.poll() is None:
                         run.kill()
                         run.wait()
+
+
+@pytest.mark.parametrize(
+    ("game", "seats"),
+    [("knaves", 3), ("knives", 5), ("kill", 4), ("kansas-city", 4), ("ninja-whist", 4)],
+)
+def test_every_game_draws_its_live_table(tmp_path: Path, page: Page, game: str, seats: int) -> None:
+    """Snapshots of a seeded random match, every third step, drawn on a pending match's live
+    page by the game's renderer: no error, every seat around the table, and by a seat no card
+    some seat cannot see (what lies face up there, Kill's cards set aside or Kansas City's
+    trump numbers, is public)."""
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    with Store(db) as store:
+        ids = [store.add_bot(f"p{i}")[0].id or 0 for i in range(seats)]
+        match = store.matches(store.create_tournament(game, ids, seed=7).id or 0)[0]
+    engine = get_game(game)
+    state = engine.new_match(match.seed, seats)
+    rng = random.Random(7)
+    spectator = Spectator(LiveMatch(engine, match.seed, seats, state.options, state.history))
+    snapshots, hidden = [], []
+    while engine.to_act(state) is not None:
+        engine.apply(state, rng.choice(engine.legal_actions(state)))
+        spectator.advance()
+        if spectator.step % 3 == 0:
+            snapshots.append(json.loads(json.dumps(shown(spectator.published(), True, 0))))
+            at = spectator.state
+            hidden.append(set().union(*(engine.hidden_cards(at, s) for s in range(seats))))
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    with serve_web(db) as url:
+        page.goto(f"{url}/matches/{match.id}")
+        expect(page.locator("#live-match")).to_be_visible()
+        drawn = page.evaluate(
+            """([game, names, snapshots]) => snapshots.map((s) => {
+                Replay.live(game, names, s);
+                return [document.querySelectorAll('#seats .seat').length,
+                        [...document.querySelectorAll('#seats .hand [data-card]')].map(
+                            (c) => c.dataset.card)];
+            })""",
+            [game, [f"p{i}" for i in range(seats)], snapshots],
+        )
+    assert not errors
+    assert len(drawn) > 10 and [n for n, _ in drawn] == [seats] * len(drawn)
+    for (_, cards), unseen in zip(drawn, hidden, strict=True):
+        assert not set(cards) & unseen
