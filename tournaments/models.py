@@ -1,4 +1,5 @@
-"""SQLModel tables: authors, bots, submissions, tournaments, matches, results, ratings."""
+"""SQLModel tables: authors, bots, submissions, tournaments, matches, results, ratings,
+live snapshots."""
 
 from __future__ import annotations
 
@@ -316,3 +317,18 @@ class StagedResult(SQLModel, table=True):
     record: dict[str, Any] | None = Field(default=None, sa_type=JSON)
     worker: str = Field(default="")
     staged: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+
+
+class LiveSnapshot(SQLModel, table=True):
+    """The latest public snapshot of a match in play, written by the process that plays it
+    (a few times a second at most) so that a web page in any process can follow the match;
+    removed when the attempt ends (a final match's row, left by a killed player, is never
+    shown). What it holds is only what every seat knows, at least a decision behind the table
+    (server/views/spectator.py)."""
+
+    __tablename__ = "live_snapshots"
+
+    match_id: int = Field(foreign_key="matches.id", primary_key=True)
+    step: int  # the decisions the snapshot has applied
+    data: dict[str, Any] = Field(sa_type=JSON)
+    updated: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)

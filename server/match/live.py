@@ -51,6 +51,11 @@ class LiveMatches:
         """Publish a match that starts now."""
         self._matches[match_id] = live
 
+    def get(self, match_id: str) -> LiveMatch | None:
+        """The running match, None if it runs nowhere in this process (nothing is woken for
+        a reader that polls: it reads the actions at its own pace)."""
+        return self._matches.get(match_id)
+
     def __contains__(self, match_id: object) -> bool:
         return match_id in self._matches
 

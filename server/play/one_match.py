@@ -11,6 +11,7 @@ from server.match.records import ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
 from server.play.arena import Arena
 from server.play.load import AdaptiveLimit, StormWatch
+from server.play.publish import LivePublisher
 from tournaments.errors import TournamentError
 from tournaments.models import Match, Tournament
 from tournaments.store import LOAD_VOID_PREFIX, Store
@@ -90,14 +91,20 @@ async def play_until_not_voided(
             started.add_done_callback(_retrieve)
         # Whether this attempt plays with the machine to itself, from start to end.
         solo_from = limit.crowding if limit is not None and limit.in_flight <= 1 else -1
-        record = await arena.play(
-            tournament.game,
-            [identities[b] for b in match.seats],
-            seed=match.seed,
-            options=tournament.options,
-            clock=clock,
-            match_id=str(match.id),
-        )
+        # Pages in other processes follow it through the store (server/play/publish.py).
+        publisher = LivePublisher(store, match_id, write)
+        publisher.start()
+        try:
+            record = await arena.play(
+                tournament.game,
+                [identities[b] for b in match.seats],
+                seed=match.seed,
+                options=tournament.options,
+                clock=clock,
+                match_id=str(match.id),
+            )
+        finally:
+            await publisher.stop()
         if code:
             record.code = [code.get(b) for b in match.seats]
         await started  # long written by now; raises if the start could not be

@@ -38,7 +38,7 @@ from server.web.tournament import (
 from tournaments.errors import NotFoundError
 from tournaments.models import MatchStatus
 from tournaments.standings import INTERVAL
-from tournaments.store import Store, web_queries
+from tournaments.store import LiveRead, Store, web_queries
 
 HERE = Path(__file__).parent
 TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
@@ -258,20 +258,21 @@ class Site:
         )
 
     def match_live(self, request: Request) -> Response:
-        """/api/matches/{match}/live: a running match's steps, delayed, as they happen."""
+        """/api/matches/{match}/live: a running match's steps, delayed, as they happen, played
+        here or by another process."""
         match_id = int(request.path_params["match"])
         store = self.store
         store.match_detail(match_id)  # NotFoundError: 404
 
-        def ended() -> bool:
-            return store.get_match(match_id).status in FINAL
+        def read() -> tuple[bool, LiveRead]:
+            found = store.read_live(match_id)
+            return found.status in FINAL, found
 
         return spectate(
             self.lives,
-            self.pulse,
             match_id,
             lambda: web_queries.deal_in_play(store, match_id, others=True),
-            ended,
+            read,
         )
 
     def replay(self, request: Request) -> Response:

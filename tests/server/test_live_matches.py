@@ -90,5 +90,6 @@ def test_a_deal_played_elsewhere_shows_only_the_step() -> None:
     hidden = spectator.snapshot(public=False, first=0)
     assert hidden["step"] == 10 - DELAY < 10
     assert hidden["moves"] == [] and hidden["to_act"] is None and hidden["scores"] is None
+    assert hidden["table"] is None and hidden["hand_ended"] is None
     shown = spectator.snapshot(public=True, first=3)
     assert [m["label"] for m in shown["moves"]] == actions[3 : 10 - DELAY]

@@ -1,6 +1,7 @@
 """A running match watched live in Chromium, from a real `cardshark serve` playing real bots:
-the step count moves with no reload, the page never holds a card some seat cannot see, it stays
-at least one decision behind, and it turns into the replay when the match ends."""
+the step count moves with no reload, the table is drawn as the replay draws it, the page never
+holds a card some seat cannot see, it stays at least one decision behind, and it turns into the
+replay when the match ends."""
 
 from __future__ import annotations
 
@@ -50,18 +51,28 @@ def test_a_running_match_is_watched_step_by_step_with_public_cards_only(
         page.goto(f"{url}/matches/{mid}")
         expect(page.locator("#live-match")).to_be_visible()  # pending: it goes live when played
         page.evaluate("window.keptAcrossUpdates = 42")
-        shown: list[tuple[int, list[str], str]] = []
+        shown: list[tuple[int, list[str], str, list[str], int]] = []
         page.expose_function(
-            "sawStep", lambda step, moves, rest: shown.append((int(step), moves, rest))
+            "sawStep",
+            lambda step, moves, rest, trick, hands: shown.append(
+                (int(step), moves, rest, trick, hands)
+            ),
         )
-        # Each change: the step, the moves listed, and the whole page but that list.
+        # Each change: the step, the moves listed, the whole page but those and the table, the
+        # cards of the trick in play and how many cards are drawn in hands.
         page.evaluate("""() => { const root = document.getElementById('live-match');
             new MutationObserver(() => {
                 const rest = document.documentElement.cloneNode(true);
-                rest.querySelector('#live-moves').remove();
+                for (const id of ['live-moves', 'table', 'move', 'last-hand']) {
+                    rest.querySelector('#' + id).remove();
+                }
+                const table = document.getElementById('table');
                 sawStep(root.dataset.step || '0',
-                        [...document.querySelectorAll('#live-moves li')].map(li => li.textContent),
-                        rest.outerHTML);
+                        [...document.querySelectorAll('#live-moves li')].map(
+                            li => `seat ${li.dataset.seat}: ${li.dataset.label}`),
+                        rest.outerHTML,
+                        [...table.querySelectorAll('#trick [data-card]')].map(c => c.dataset.card),
+                        table.querySelectorAll('.hand [data-card]').length);
             }).observe(root, {attributes: true, childList: true, characterData: true,
                               subtree: true}); }""")
 
@@ -81,6 +92,7 @@ def test_a_running_match_is_watched_step_by_step_with_public_cards_only(
                 )
             assert page.evaluate("window.keptAcrossUpdates") == 42  # no reload while in play
             expect(page.locator("#live-moves li")).not_to_have_count(0)
+            expect(page.locator("#seats .seat")).to_have_count(3)  # the replay's table
             # Over: the page reloads into the replay, every rotation of the deal being played.
             expect(page.locator("#replay")).to_be_visible(timeout=60_000)
         finally:
@@ -90,7 +102,7 @@ def test_a_running_match_is_watched_step_by_step_with_public_cards_only(
     assert detail.match.status == "finished"
     actions = list((detail.match.record or {})["actions"])
     game = get_game("knaves")
-    steps = sorted({step for step, _, _ in shown})
+    steps = sorted({s[0] for s in shown})
     assert len(steps) > 10 and steps[-1] < len(actions)  # one decision behind, always
     state = game.new_match(detail.match.seed, 3, detail.tournament.options)
     public, hand_of, hidden_at = [], [], []
@@ -99,9 +111,11 @@ def test_a_running_match_is_watched_step_by_step_with_public_cards_only(
         public.append(f"seat {game.to_act(state)}: {game.public_label(state, action)}")
         hidden_at.append(set().union(*(game.hidden_cards(state, s) for s in range(3))))
         game.apply(state, action)
-    for step, moves, rest in shown:
+    assert any(trick for *_, trick, _ in shown)  # a trick drawn in the middle
+    for step, moves, rest, trick, hands in shown:
         assert moves == public[:step]  # public labels of the moves shown, nothing else
-        assert not CARD.findall(rest), f"step {step}: a card outside the moves"
+        assert not CARD.findall(rest), f"step {step}: a card outside the moves and the table"
+        assert hands == 0 and not set(trick) & hidden_at[step], f"step {step}: a hidden card"
         # Cards of the hand in play are public once played; earlier hands' are history.
         # (The step is never the last: hidden_at[step] is the table the page shows.)
         hidden = hidden_at[step]

@@ -9,8 +9,11 @@ published so far; the public may know only what every seat knows. So:
   seat's replay show of a move) names no card hidden from some seat just after the move, and
   carries nothing a seat cannot tell from its own view then: two choices that leave some
   seat's view the same have the same label (this is what catches a passed number);
-- the spectator stream shows those labels, and whose turn it is and the scores as every seat's
-  view has them, at least DELAY decisions behind the table;
+- the spectator stream shows those labels, whose turn it is and the scores as every seat's
+  view has them, a table of only what every seat's view has (never a hand) and the record
+  of a hand just ended, at least DELAY decisions behind the table; a snapshot published
+  through the store for other processes is the same (`check_shown`,
+  tests/server/test_live_published.py);
 - a one-seat replay step is the view that seat was sent, other seats' moves by their labels,
   and names no card hidden from that seat at that step;
 - the full-table replay names no card the game's hand record does not publish (Kansas City's
@@ -30,8 +33,8 @@ from games.base import Game, MatchState
 from games.registry import all_games, get_game
 from server.match.live import LiveMatch
 from server.views.replay import replay_json
+from server.views.spectator import DELAY, Spectator
 from server.views.transcript import transcript
-from server.web.spectate import DELAY, Spectator
 from tournaments.models import Match, Tournament
 from tournaments.store.matches import MatchDetail
 
@@ -94,13 +97,15 @@ def check_match(game: Game[Any], seed: int, seats: int, options: dict[str, Any])
     views: list[list[dict[str, Any]]] = []  # per step, every seat's view
     hidden: list[list[set[str]]] = []  # per step, the cards each seat cannot know
     hand_of: list[int] = []  # per step, the hand in play
+    ended: list[dict[str, Any] | None] = [None]  # per step, the hand its move ended
     hidden_now = [game.hidden_cards(state, s) for s in range(seats)]
     while True:
         views.append([json.loads(json.dumps(game.view(state, s))) for s in range(seats)])
         hidden.append(hidden_now)
         hand_of.append(game.hands_finished(state))
         cards |= set().union(*hidden[-1])
-        check_spectator(spectator, labels, views)
+        spectator.advance()
+        check_shown(spectator.snapshot(True, 0), len(labels), labels, views, hidden, ended)
         actor = game.to_act(state)
         if actor is None:
             break
@@ -113,6 +118,11 @@ def check_match(game: Game[Any], seed: int, seats: int, options: dict[str, Any])
         for action, other in after.items():
             game.apply(other, action)
         game.apply(state, chosen)
+        finished = game.hands_finished(state) > records
+        record = game.hand_records(state)[-1] if finished else None
+        ended.append(
+            json.loads(json.dumps({"number": records, "record": record})) if finished else None
+        )
         hidden_now = [game.hidden_cards(state, s) for s in range(seats)]
         step = f"{game.spec.name} seed {seed} step {len(labels)}"
         for seat in range(seats):
@@ -135,13 +145,17 @@ def check_match(game: Game[Any], seed: int, seats: int, options: dict[str, Any])
     check_replays(game, seed, seats, options, state, labels, views, hidden, hand_of, cards)
 
 
-def check_spectator(
-    spectator: Spectator, labels: list[dict[str, Any]], views: list[list[dict[str, Any]]]
+def check_shown(
+    shown: dict[str, Any],
+    table: int,
+    labels: list[dict[str, Any]],
+    views: list[list[dict[str, Any]]],
+    hidden: list[list[set[str]]],
+    ended: list[dict[str, Any] | None],
 ) -> None:
-    """The stream, as a spectator who watched from the start sees it now."""
-    spectator.advance()
-    shown = spectator.snapshot(True, 0)
-    table = len(labels)
+    """What a spectator is shown with the table `table` decisions in: per step, the moves'
+    public labels, every seat's view, the cards each seat cannot know and the hand its move
+    ended."""
     step = shown["step"]
     assert step <= max(0, table - DELAY), f"the spectator is at {step} with the table at {table}"
     assert shown["moves"] == labels[:step], f"step {step}: moves other than their public labels"
@@ -149,7 +163,48 @@ def check_spectator(
         to_act = None if view["to_act"] == -1 else view["to_act"]
         assert shown["to_act"] == to_act, f"step {step}: seat {s} is not told whose turn it is"
         assert shown["scores"] == view["scores"], f"step {step}: seat {s} sees other scores"
-    assert set(shown) == {"state", "step", "to_act", "public", "scores", "first", "moves"}
+        assert within(shown["table"], view), f"step {step}: the table has what seat {s} does not"
+    assert not {"hand", "seat"} & set(shown["table"]), f"step {step}: a seat's own in the table"
+    leaked = names(shown["table"]) & set().union(*hidden[step])
+    assert not leaked, f"step {step}: the table shows {sorted(leaked)}, hidden from a seat"
+    assert shown["hand_ended"] == ended[step], f"step {step}: not the hand record just published"
+    assert set(shown) == {
+        "state", "step", "to_act", "public", "scores", "first", "moves", "table", "hand_ended",
+    }  # fmt: skip
+
+
+def within(part: Any, whole: Any) -> bool:
+    """True when every key and item of `part` is in `whole` with the same value."""
+    if isinstance(part, dict):
+        return isinstance(whole, dict) and all(
+            k in whole and within(v, whole[k]) for k, v in part.items()
+        )
+    if isinstance(part, list) and isinstance(whole, list) and len(part) == len(whole):
+        return all(within(p, w) for p, w in zip(part, whole, strict=True))
+    return bool(part == whole)
+
+
+def public_truth(
+    game: Game[Any], seed: int, seats: int, options: dict[str, Any], actions: list[str]
+) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]], list[list[set[str]]], list[Any]]:
+    """A played match's labels, and per step every seat's view, its hidden cards and the hand
+    record its move published: what `check_shown` checks a snapshot against."""
+    state = game.new_match(seed, seats, options)
+    labels: list[dict[str, Any]] = []
+    views, hidden, ended = [], [], [None]
+    for n in range(len(actions) + 1):
+        views.append([json.loads(json.dumps(game.view(state, s))) for s in range(seats)])
+        hidden.append([game.hidden_cards(state, s) for s in range(seats)])
+        if n == len(actions):
+            break
+        before = game.hands_finished(state)
+        labels.append({"seat": game.to_act(state), "label": game.public_label(state, actions[n])})
+        game.apply(state, actions[n])
+        record = game.hand_records(state)[-1] if game.hands_finished(state) > before else None
+        ended.append(
+            json.loads(json.dumps({"number": before, "record": record})) if record else None
+        )
+    return labels, views, hidden, ended
 
 
 def detail_of(

@@ -4,9 +4,9 @@ One `Store` class assembled from a part per thing stored: base (engine, sessions
 authors (whose bots they are; BotStore builds on it), bots, submissions (an author's bots as
 sent, which become bots), tournaments (with schedules), ladders (tournaments that grow a
 set at a time),
-matches (with results), ratings, read-only queries, rounds (a tournament's confidence goal
-and the rounds appended to reach it), and staging (workers' results, recorded in schedule
-order).
+matches (with results), live (the public snapshot of each match in play), ratings,
+read-only queries, rounds (a tournament's confidence goal and the rounds appended to reach
+it), and staging (workers' results, recorded in schedule order).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, hash_token, new_token
 from tournaments.store.ladders import LADDER, LadderEntry, LadderSet, LadderStore, ladder_seed
+from tournaments.store.live import LiveRead, LiveStore
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
     UNFINISHED,
@@ -53,6 +54,8 @@ __all__ = [
     "FinishedMatch",
     "LadderEntry",
     "LadderSet",
+    "LiveRead",
+    "LiveStore",
     "MatchDetail",
     "MatchSummary",
     "PlayFigures",
@@ -77,6 +80,7 @@ class Store(
     LadderStore,
     StagingStore,
     MatchStore,
+    LiveStore,
     RatingStore,
     QueryStore,
     RoundStore,

@@ -1,12 +1,13 @@
 "use strict";
 // The replay viewer: loads one match's JSON (computed by the server through the game engine),
 // steps through it and draws each step with the game's renderer. Bot-supplied strings only
-// ever reach the page as text nodes.
+// ever reach the page as text nodes. A match in play draws its public table the same way
+// (`live`, from match_live.js): no seat's view, only what every seat's view agrees on.
 const Replay = (() => {
   const { el } = Cards;
   const renderers = {};
-  const root = document.getElementById("replay");
-  const matchId = root.dataset.match;
+  const root = document.getElementById("replay");  // null on a live page
+  const matchId = root ? root.dataset.match : null;
   let data = null;
   let at = 0;
   let focus = "";
@@ -58,9 +59,10 @@ const Replay = (() => {
     root.dataset.loaded = focus === "" ? "full" : `seat-${focus}`;
   }
 
-  /** What a renderer is given for one step. */
+  /** What a renderer is given for one step. The public table of a match in play (data.live)
+   * knows no seat: every hand is drawn hidden, every renderer reads `pub`. */
   function context(step) {
-    const full = data.focus === null;
+    const full = data.focus === null && !data.live;
     const view = (s) => {
       if (full) return { ...step.shared, ...(step.own[s] || {}) };
       return s === data.focus ? step.shared : null;
@@ -153,7 +155,9 @@ const Replay = (() => {
       trump ? el("span", { id: "trump", class: "chip", "data-suit": trump.suit },
         el("small", {}, "trump "), trump.letter ? Cards.glyph(renderer.deck, trump.letter) : "none")
         : null,
-      renderer.info(ctx).filter(Boolean).map((item) => (Array.isArray(item)
+      // An item the table leaves out (live: something not every seat knows) is not shown.
+      renderer.info(ctx).filter((item) => item && !(Array.isArray(item) && item[1] === undefined))
+        .map((item) => (Array.isArray(item)
         ? el("span", { class: "chip" }, el("small", {}, `${item[0]} `), item[1])
         : item)));
   }
@@ -380,5 +384,38 @@ const Replay = (() => {
     });
   }
 
-  return { register, start, el };
+  /** The table of a match in play from one live snapshot (server/views/spectator.py): the
+   * public strip, the seats with hidden hands and the trick, the last move in words; `seats`
+   * are the bots' names. Returns the snapshot's moves in words, as a step list shows them. */
+  function live(game, seats, s) {
+    const last = s.moves.length ? s.moves[s.moves.length - 1] : null;
+    data = {
+      game, focus: null, live: true,
+      seats: seats.map((bot, seat) => ({ seat, bot, faults: {}, forfeited: false })),
+      steps: [],
+    };
+    const step = {
+      n: s.step, to_act: s.to_act, scores: s.scores, shared: s.table, own: [], faults: [],
+      move: s.step && last ? { seat: last.seat, action: last.label, legal: null, ms: null } : null,
+      hand_ended: s.hand_ended,
+    };
+    data.steps.push(step);
+    const renderer = renderers[game];
+    const ctx = context(step);
+    moveLine(ctx);
+    document.getElementById("table").replaceChildren(...[
+      strip(ctx, renderer),
+      tableOf(ctx, renderer),
+      renderer.legend ? el("div", { id: "legend" }, renderer.legend()) : null,
+    ].filter(Boolean));
+    const ended = document.getElementById("last-hand");
+    ended.replaceChildren();
+    if (step.hand_ended) {
+      ended.append(el("b", {}, `${renderer.handWord || "hand"} ${step.hand_ended.number + 1} ended`),
+        renderer.handEnd(ctx, step.hand_ended.record));
+    }
+    return s.moves.map((m) => words(ctx, m.seat, m.label));
+  }
+
+  return { register, start, live, el };
 })();

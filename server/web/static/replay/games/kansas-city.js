@@ -28,6 +28,8 @@
           v.received.length ? [" received ", ctx.cards(v.received)] : "");
       }
       const p = ctx.pub.players[s];
+      // Live, while the pass is under way, some seats know more of a hand than others.
+      if (p.hand_size === undefined || !p.numbers) return el("span", { class: "muted" }, "hidden");
       const plain = p.hand_size - p.trump_numbers.length;
       return el("span", {}, Cards.backs(plain, p.numbers.length ? p.numbers : null),
         p.trump_numbers.length ? [" trumps ", ctx.cards(p.trump_numbers.map((n) => `T${n}`))] : "");

@@ -25,7 +25,8 @@
     cells: (ctx, s) => {
       const v = ctx.pub;
       return [v.bids[s] < 0 ? "–" : v.bids[s], v.tricks_won[s], tokens(v.play_areas[s].tokens),
-        tokens(v.score_areas[s].tokens), v.score_tokens[s]];
+        // Live, tokens being attached to a card are known to its player only: "?".
+        v.score_areas[s].tokens ? tokens(v.score_areas[s].tokens) : "?", v.score_tokens[s]];
     },
     hand: (ctx, s) => {
       if (!ctx.known(s)) return el("span", { class: "muted" }, "hidden");
