@@ -8,11 +8,14 @@ tests again in a child with the compiled modules hidden (CARDSHARK_PURE_PYTHON=1
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -20,7 +23,8 @@ import pytest
 import games
 from games import _native
 from games._build import compiler_problem
-from games.registry import all_games
+from games.base import Action
+from games.registry import all_games, get_game
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV_WITHOUT_SWITCHES = {
@@ -155,3 +159,21 @@ def test_without_a_c_compiler_the_install_records_why_and_runs_pure_python(
     out = in_copy(tmp_path, LOAD_KNAVES).splitlines()
     assert out[0] == "pure Python (no C compiler: /nonexistent/cc not found)"
     assert out[1] == f"{root / 'knaves.py'} {root / 'base.py'}"
+
+
+def test_frozen_values_and_states_survive_copy_deepcopy_and_pickle() -> None:
+    # Compiled, a frozen dataclass refuses the field-by-field restore copy and pickle default to.
+    game = get_game("kill")
+    state = game.new_match(5)
+    values = [game.spec, game.spec.options[0], game.result(state), game.legal_actions(state)[0]]
+    for value in [*values, Action("play:AS", "play", card="AS", cards=("AS",), seat=2)]:
+        for again in (copy.copy(value), copy.deepcopy(value), pickle.loads(pickle.dumps(value))):
+            assert type(again) is type(value)
+            assert [getattr(again, f.name) for f in fields(again)] == [
+                getattr(value, f.name) for f in fields(value)
+            ]
+    for again in (game.clone(state), pickle.loads(pickle.dumps(state))):
+        assert game.view(again, 0) == game.view(state, 0)
+        assert [a.id for a in game.legal_actions(again)] == [
+            a.id for a in game.legal_actions(state)
+        ]
