@@ -13,7 +13,6 @@ from games.registry import all_games
 from server.cli.common import JsonOption
 from server.cli.tables import Column, print_table
 
-
 VerboseOption = Annotated[
     bool,
     typer.Option(
