@@ -7,7 +7,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, TypeVar
 
 from games.errors import BadOptionError, IllegalActionError, UnknownOptionError
@@ -15,6 +15,12 @@ from games.errors import BadOptionError, IllegalActionError, UnknownOptionError
 OptionValue = bool | int | str
 View = dict[str, Any]
 HandRecord = dict[str, Any]
+
+
+def by_constructor(frozen: Any) -> tuple[type[Any], tuple[Any, ...]]:
+    """How copy and pickle rebuild a frozen dataclass: its constructor with its fields (their
+    default restores fields one by one, which a frozen class compiled by mypyc refuses)."""
+    return type(frozen), tuple(getattr(frozen, f.name) for f in fields(frozen))
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,10 @@ class Option:
         if value not in self.allowed:
             raise BadOptionError(self.name, value, self.describe_allowed())
         return value
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        """Copied and pickled through the constructor (see by_constructor)."""
+        return by_constructor(self)
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,10 @@ class GameSpec:
             raise BadOptionError("seats", n, allowed)
         return n
 
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        """Copied and pickled through the constructor (see by_constructor)."""
+        return by_constructor(self)
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Action:
@@ -122,6 +136,10 @@ class Action:
             out["token"] = self.token
         return out
 
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        """Copied and pickled through the constructor (see by_constructor)."""
+        return by_constructor(self)
+
 
 @dataclass(frozen=True)
 class MatchResult:
@@ -129,6 +147,10 @@ class MatchResult:
 
     scores: tuple[int, ...]
     ranks: tuple[int, ...]
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        """Copied and pickled through the constructor (see by_constructor)."""
+        return by_constructor(self)
 
 
 def competition_ranks(scores: Sequence[float]) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""Find a registered game by name; every module in games/ that defines GAME registers."""
+"""Find a registered game by name; every public module in games/ that defines GAME registers."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ def _discover() -> None:
     import games
 
     for info in pkgutil.iter_modules(games.__path__):
+        if info.name.startswith("_"):  # the build's own modules and mypyc's shared library
+            continue
         module = importlib.import_module(f"games.{info.name}")
         game = getattr(module, "GAME", None)
         if isinstance(game, Game):

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from typing import Annotated, Any
 
+import typer
+
+import games
 from games.registry import all_games
 from server.cli.common import JsonOption
 from server.cli.tables import Column, print_table
 
+VerboseOption = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        help="Also say whether the engines run compiled (mypyc) or as pure Python, and why.",
+    ),
+]
 
-def games_command(as_json: JsonOption = False) -> None:
+
+def games_command(as_json: JsonOption = False, verbose: VerboseOption = False) -> None:
     """List every game with its seat counts and options (with defaults)."""
     rows: list[dict[str, Any]] = []
     for name, game in all_games().items():
@@ -33,8 +46,11 @@ def games_command(as_json: JsonOption = False) -> None:
                 ],
             }
         )
+    engines = f"engines: {games.ENGINES.describe()}"
     if as_json:
         print(json.dumps(rows, indent=2))
+        if verbose:
+            print(engines, file=sys.stderr)  # the JSON stays the JSON
         return
     print_table(
         "Games",
@@ -49,3 +65,5 @@ def games_command(as_json: JsonOption = False) -> None:
         ],
         empty="no games registered",
     )
+    if verbose:
+        print(engines)
