@@ -27,7 +27,7 @@ from server.cli.common import (
     require_sandbox,
 )
 from server.cli.referee_options import RefereeOptions, referee_options
-from server.cli.running import bot_stopped, run_with_progress
+from server.cli.running import bot_stopped, cancel_on_sigterm, run_with_progress
 from server.cli.tables import Column, WideOption, print_table
 from server.cli.tournament_show import db_flag, show_ending
 from server.cli.tournaments import check_entrants, confidence_goal, play_to_the_end
@@ -149,14 +149,7 @@ def schedule_for_workers(store: Store, ladder: Tournament, plan: LadderPlan) -> 
     stopped_by: list[str] = []
 
     async def main() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-
-        def terminate() -> None:
-            stopped_by.append("SIGTERM")
-            task.cancel()
-
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        cancel_on_sigterm(stopped_by)
         app = make_app(url)
         async with app.open_async():
             await ensure_queue_schema(app)
@@ -248,14 +241,7 @@ def _play(store: Store, ladder_id: int, server: LadderServer, plan: LadderPlan) 
     stopped_by: list[str] = []
 
     async def main() -> None:
-        task = asyncio.current_task()
-        assert task is not None
-
-        def terminate() -> None:
-            stopped_by.append("SIGTERM")
-            task.cancel()
-
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        cancel_on_sigterm(stopped_by)
         run = Run(2, None, None, None, True, bot_stopped)
         await play_ladder(store, ladder_id, server, run, plan)
 

@@ -247,14 +247,7 @@ class RunPlan:
         """Play the unfinished matches; SIGTERM cancels this task (noted in stopped_by)."""
         from server.play.tournament import run_tournament
 
-        task = asyncio.current_task()
-        assert task is not None
-
-        def terminate() -> None:
-            stopped_by.append("SIGTERM")
-            task.cancel()
-
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
+        cancel_on_sigterm(stopped_by)
         await run_tournament(
             self.store,
             self.tournament_id,
@@ -280,6 +273,19 @@ class RunPlan:
             f"to {where}",
             highlight=False,
         )
+
+
+def cancel_on_sigterm(stopped_by: list[str]) -> None:
+    """SIGTERM cancels the running task, noting "SIGTERM" in stopped_by (Ctrl-C raises
+    KeyboardInterrupt as ever)."""
+    task = asyncio.current_task()
+    assert task is not None
+
+    def terminate() -> None:
+        stopped_by.append("SIGTERM")
+        task.cancel()
+
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, terminate)
 
 
 def interrupted(store: Store, tournament_id: int, how: str) -> None:

@@ -4,8 +4,6 @@ sets and ratings are those of the same ladder played by one process."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,24 +11,12 @@ from pathlib import Path
 from sqlalchemy import text
 
 from server.workers.ladder_scheduler import LOCK_CLASS
-from tests.server.test_ladder_cli import GAME, ROOT, house
+from tests.server.test_ladder_cli import GAME, cli, house
 from tests.server.test_workers import workers
 from tournaments.store import Store
 
 SEED = "13"
 SETS = 4
-
-
-def cli(*args: str, db: str, code: int = 0) -> str:
-    run = subprocess.run(
-        [sys.executable, "-m", "server.cli", *args, "--db", db],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert run.returncode == code, run.stdout + run.stderr
-    return run.stdout + run.stderr
 
 
 Sets = dict[int, list[tuple[list[str], list[float]]]]
