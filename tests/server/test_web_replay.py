@@ -677,3 +677,75 @@ def test_suit_and_navigation_glyphs_render(
     assert {"♠", "♥", "♦", "♣", "†", "⚔", "⚚", "★", "●", "◀", "▶"} <= glyphs
     assert page.evaluate(GLYPH_CHECK, sorted(glyphs)) == []
     assert page.evaluate(GLYPH_CHECK, ["⏮"]) == ["⏮"]  # the check does see a missing glyph
+
+
+def objects_of(page: Page, selector: str, attr: str) -> list[str]:
+    """The `attr` of every node `selector` finds, in order."""
+    found: list[str] = page.locator(selector).evaluate_all(
+        f"ns => ns.map(n => n.getAttribute('{attr}'))"
+    )
+    return found
+
+
+def ninja_steps(store: Store, match_id: int) -> tuple[int, int]:
+    """Steps of the Ninja Whist match: the first with a boost token on a card of the trick in
+    play and a token banked, and the first with another seat than SEAT attaching a token."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    boosted = attaching = 0
+    for n, action in enumerate(actions, 1):
+        game.apply(state, action)
+        view, actor = game.view(state, 0), game.to_act(state)
+        banked = any(a["tokens"] for a in view["score_areas"])
+        if not boosted and banked and any(p["tokens"] for p in view["trick"]):
+            boosted = n
+        mine = game.view(state, actor) if actor is not None else {}
+        if not attaching and actor != SEAT and mine.get("pending_tokens"):
+            attaching = n
+        if boosted and attaching:
+            break
+    return boosted, attaching
+
+
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_ninja_whist_tokens_sit_by_their_owners(
+    site: tuple[str, Store, dict[str, int]], page: Page, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["ninja-whist"]
+    game, detail, actions = replay_of(store, match_id)
+    boosted, attaching = ninja_steps(store, match_id)
+    assert boosted and attaching
+    open_replay(page, url, match_id, seat)
+    for n in (boosted, attaching):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        for s in range(len(detail.match.seats)):
+            # Each area as the seat shown knows it: the full table, as its owner does.
+            view = game.view(state, int(seat) if seat else s)
+            row = f"#seats .seat[data-seat='{s}'] .objects"
+            won = objects_of(page, f"{row} .play-area .token", "data-token")
+            assert won == view["play_areas"][s]["tokens"], (n, s)
+            banked = objects_of(page, f"{row} .score-area .token", "data-token")
+            assert banked == view["score_areas"][s]["tokens"], (n, s)
+            exact = page.locator(f"{row} .score-tokens .score-token")
+            expect(exact).to_have_count(view["score_tokens"][s])
+        for p in game.view(state, 0)["trick"]:  # the boost tokens under their card
+            play = f"#trick .play[data-seat='{p['seat']}']"
+            assert objects_of(page, f"{play} .token", "data-token") == p["tokens"], n
+            expect(page.locator(f"{play} .note")).to_have_count(1 if p["tokens"] else 0)
+        actor = game.to_act(state)
+        pending = game.view(state, actor)
+        drawn = page.locator(f"#seats .seat[data-seat='{actor}'] .pending")
+        if n == attaching and seat and int(seat) != actor:  # another seat's boost is its secret
+            expect(drawn).to_have_count(0)
+            expect(page.locator(f"[data-card='{pending['pending_card']}']")).to_have_count(0)
+        elif n == attaching:
+            expect(drawn.locator("[data-card]")).to_have_attribute(
+                "data-card", pending["pending_card"]
+            )
+            tokens = objects_of(
+                page, f"#seats .seat[data-seat='{actor}'] .pending .token", "data-token"
+            )
+            assert tokens == pending["pending_tokens"]
