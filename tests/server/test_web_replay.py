@@ -749,3 +749,70 @@ def test_ninja_whist_tokens_sit_by_their_owners(
                 page, f"#seats .seat[data-seat='{actor}'] .pending .token", "data-token"
             )
             assert tokens == pending["pending_tokens"]
+
+
+KILL_MARKED = {"kill", "claim_joker", "show_win", "show_trio", "claim_win", "claim_trio"}
+
+
+def kill_marks(view: dict[str, Any], seat: int) -> list[tuple[str, str, str]]:
+    """The (kind, by, success) of the round's events marked on `seat`: kills and Joker claims
+    on their target, declarations on their maker."""
+    return [
+        (e["kind"], str(e["seat"]), "1" if e["success"] else "0")
+        for e in view["events"]
+        if e["kind"] in KILL_MARKED
+        and (e["target"] if e["kind"] in ("kill", "claim_joker") else e["seat"]) == seat
+    ]
+
+
+def marked_events(game: Any, state: Any, rounds_before: int) -> list[dict[str, Any]]:
+    """The events a Kill table marks after a move: the round's (seat 0's view: their public
+    fields are every seat's), or those of the round the move ended, from its record."""
+    if game.hands_finished(state) > rounds_before:
+        events: list[dict[str, Any]] = game.hand_records(state)[-1]["events"]
+        return events
+    return list(game.view(state, 0)["events"])
+
+
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_kill_claims_and_kills_are_marked_on_the_seat_they_concern(
+    site: tuple[str, Store, dict[str, int]], page: Page, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["kill"]
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    marked: dict[str, int] = {}  # the first step showing each kind of marked event
+    for n, action in enumerate(actions, 1):
+        rounds = game.hands_finished(state)
+        game.apply(state, action)
+        for e in marked_events(game, state, rounds):
+            if e["kind"] in KILL_MARKED:
+                marked.setdefault(e["kind"], n)
+    assert {"kill", "claim_joker"} <= set(marked), marked
+    open_replay(page, url, match_id, seat)
+    for kind, n in sorted(marked.items()):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        view = game.view(state, int(seat) if seat else 0)
+        before = game.hands_finished(state_at(store, match_id, n - 1))
+        events = {"events": marked_events(game, state, before)}
+        for s in range(len(m.seats)):
+            row = f"#seats .seat[data-seat='{s}'] .objects"
+            shown = page.locator(f"{row} .marker[data-kind]").evaluate_all(
+                "ns => ns.map(n => [n.dataset.kind, n.dataset.by, n.dataset.success])"
+            )
+            assert [tuple(x) for x in shown] == kill_marks(events, s), (kind, n, s)
+            expect(page.locator(f"{row} .marker.immune")).to_have_count(
+                1 if view["immune"][s] else 0
+            )
+        expect(page.locator(".marker[data-kind]")).to_have_count(
+            sum(len(kill_marks(events, s)) for s in range(len(m.seats)))
+        )
+        names = seat_names(detail)
+        on_target = ".marker[data-kind='kill'], .marker[data-kind='claim_joker']"
+        for by, text in page.locator(on_target).evaluate_all(
+            "ns => ns.map(n => [n.dataset.by, n.textContent])"
+        ):  # a kill or a Joker claim, on its target, names who made it
+            assert names[int(by)] in text, (kind, n, by, text)
