@@ -816,3 +816,60 @@ def test_kill_claims_and_kills_are_marked_on_the_seat_they_concern(
             "ns => ns.map(n => [n.dataset.by, n.textContent])"
         ):  # a kill or a Joker claim, on its target, names who made it
             assert names[int(by)] in text, (kind, n, by, text)
+
+
+def knives_steps(store: Store, match_id: int) -> tuple[int, int]:
+    """Steps of the Knives match: the first with one card banked, and the next one with the
+    bank phase over."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    half = 0
+    for n, action in enumerate(actions, 1):
+        game.apply(state, action)
+        banker = game.view(state, 0)["banker"]
+        banked = game.view(state, banker)["banked"] if banker >= 0 else []
+        if not half and len(banked) == 1:
+            half = n
+        elif half and len(banked) == 2:
+            return half, n
+    raise AssertionError("no hand of the seeded Knives match had a banker")
+
+
+@pytest.mark.parametrize("who", ["full", "banker", "other"])
+def test_knives_banked_cards_lie_by_the_banker_face_up_only_to_him(
+    site: tuple[str, Store, dict[str, int]], page: Page, who: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["knives"]
+    game, detail, actions = replay_of(store, match_id)
+    half, banked_all = knives_steps(store, match_id)
+    banker = game.view(state_at(store, match_id, half), 0)["banker"]
+    viewer = {"full": None, "banker": banker, "other": (banker + 1) % len(detail.match.seats)}[who]
+    open_replay(page, url, match_id, "" if viewer is None else str(viewer))
+
+    go_to(page, 0, len(actions))  # the bank lies by the dealer, face down to every seat
+    start = game.view(state_at(store, match_id, 0), 0)
+    bank = page.locator(f"#seats .seat[data-seat='{start['dealer']}'] .objects .pile.bank")
+    expect(bank).to_have_count(1)
+    expect(bank.locator(".card.back")).to_have_count(len(state_at(store, match_id, 0).bank))
+    expect(page.locator(".objects .pile")).to_have_count(1)
+
+    for n in (half, banked_all):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        cards = game.view(state, banker)["banked"]  # what the banker was sent
+        pile = page.locator(f"#seats .seat[data-seat='{banker}'] .objects .pile.banked")
+        expect(page.locator(".objects .pile.banked")).to_have_count(1)
+        expect(pile).to_have_attribute("data-count", str(len(cards)))
+        if viewer is None or viewer == banker:
+            assert codes(page, f"#seats .seat[data-seat='{banker}'] .pile.banked [data-card]") == (
+                cards
+            ), n
+            expect(pile.locator(".card.back")).to_have_count(0)
+        else:
+            assert game.view(state, viewer)["banked"] == []  # the seat was sent none of them
+            expect(pile.locator(".card.back")).to_have_count(len(cards))
+            expect(pile.locator("[data-card]")).to_have_count(0)
+            shown = codes(page, "#replay [data-card]:not(#moves [data-card])")
+            assert not set(cards) & set(shown), (n, sorted(set(cards) & set(shown)))
