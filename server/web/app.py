@@ -23,7 +23,7 @@ from games.registry import all_games, get_game
 from server.match.live import LIVE, LiveMatches
 from server.views.replay import replay_json
 from server.views.transcript import seat_code, seat_names
-from server.web.bot import author_label, rating_series, successor
+from server.web.bot import author_label, rating_series, successor, version_label
 from server.web.ladder import ladder_page
 from server.web.live import Pulse, stream
 from server.web.metrics import metrics_route
@@ -46,6 +46,8 @@ STATIC = HERE / "static"
 RECENT = 30  # matches on a bot page
 REPLAYS_CACHED = 32  # finished matches never change: their replay JSON is kept
 FINAL = (MatchStatus.FINISHED.value, MatchStatus.VOIDED.value)
+FIRST_ENTRANTS = 4  # entrants named per tournament on the home page
+FORMAT_WORDS = {"round_robin": "round robin", "gauntlet": "gauntlet", "ladder": "ladder"}
 DEAL_IN_PLAY = "the replay opens once every rotation of this deal has been played"
 
 
@@ -72,6 +74,13 @@ async def not_found(request: Request, exc: Exception) -> Response:
     """A bot, tournament or match a handler did not find: 404 with the store's words, as
     Starlette answers an HTTPException(404)."""
     return PlainTextResponse(str(exc), status_code=404)
+
+
+def entrants_line(entrants: web_queries.Entrants) -> dict[str, Any]:
+    """A tournament's field as the home page lists it: how many entrants, the first few by
+    name with their version ("alpha v2"), and how many more."""
+    names = [f"{n} {version_label(n, v)}".strip() for n, v in entrants.first]
+    return {"count": entrants.count, "names": names, "more": entrants.count - len(names)}
 
 
 class ReplayCache:
@@ -134,7 +143,12 @@ class Site:
     def home(self, request: Request) -> Response:
         """/: the latest tournaments."""
         tournaments = web_queries.latest_tournaments(self.store, RECENT)
-        return self.page(request, "home.html", tournaments=tournaments)
+        ids = [p.tournament.id or 0 for p in tournaments]
+        entrants = web_queries.tournament_entrants(self.store, ids, FIRST_ENTRANTS)
+        fields = {tid: entrants_line(e) for tid, e in entrants.items()}
+        return self.page(
+            request, "home.html", tournaments=tournaments, fields=fields, formats=FORMAT_WORDS
+        )
 
     def board(self, request: Request) -> dict[str, Any]:
         """The game of a /rankings/{game} URL (404 if none) and its ranking rows."""

@@ -145,9 +145,10 @@ def test_a_match_played_by_a_cli_tournament_is_followed_live(tmp_path: Path, pag
 )
 def test_every_game_draws_its_live_table(tmp_path: Path, page: Page, game: str, seats: int) -> None:
     """Snapshots of a seeded random match, every third step, drawn on a pending match's live
-    page by the game's renderer: no error, every seat around the table, and by a seat no card
-    some seat cannot see (what lies face up there, Kill's cards set aside or Kansas City's
-    trump numbers, is public)."""
+    page by the game's renderer: no error, every seat around the table, no card face among a
+    seat's objects (Knives' piles lie face down), and by a seat no card some seat cannot see
+    (what lies face up there, Kill's cards set aside or Kansas City's trump numbers, is
+    public)."""
     db = f"sqlite:///{tmp_path / 'cs.db'}"
     with Store(db) as store:
         ids = [store.add_bot(f"p{i}")[0].id or 0 for i in range(seats)]
@@ -174,11 +175,14 @@ def test_every_game_draws_its_live_table(tmp_path: Path, page: Page, game: str, 
                 Replay.live(game, names, s);
                 return [document.querySelectorAll('#seats .seat').length,
                         [...document.querySelectorAll('#seats .hand [data-card]')].map(
+                            (c) => c.dataset.card),
+                        [...document.querySelectorAll('#seats .objects [data-card]')].map(
                             (c) => c.dataset.card)];
             })""",
             [game, [f"p{i}" for i in range(seats)], snapshots],
         )
     assert not errors
-    assert len(drawn) > 10 and [n for n, _ in drawn] == [seats] * len(drawn)
-    for (_, cards), unseen in zip(drawn, hidden, strict=True):
+    assert len(drawn) > 10 and [n for n, _, _ in drawn] == [seats] * len(drawn)
+    for (_, cards, objects), unseen in zip(drawn, hidden, strict=True):
         assert not set(cards) & unseen
+        assert not objects  # tokens, markers and piles by a seat: no card face, live

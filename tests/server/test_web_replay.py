@@ -677,3 +677,199 @@ def test_suit_and_navigation_glyphs_render(
     assert {"♠", "♥", "♦", "♣", "†", "⚔", "⚚", "★", "●", "◀", "▶"} <= glyphs
     assert page.evaluate(GLYPH_CHECK, sorted(glyphs)) == []
     assert page.evaluate(GLYPH_CHECK, ["⏮"]) == ["⏮"]  # the check does see a missing glyph
+
+
+def objects_of(page: Page, selector: str, attr: str) -> list[str]:
+    """The `attr` of every node `selector` finds, in order."""
+    found: list[str] = page.locator(selector).evaluate_all(
+        f"ns => ns.map(n => n.getAttribute('{attr}'))"
+    )
+    return found
+
+
+def ninja_steps(store: Store, match_id: int) -> tuple[int, int]:
+    """Steps of the Ninja Whist match: the first with a boost token on a card of the trick in
+    play and a token banked, and the first with another seat than SEAT attaching a token."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    boosted = attaching = 0
+    for n, action in enumerate(actions, 1):
+        game.apply(state, action)
+        view, actor = game.view(state, 0), game.to_act(state)
+        banked = any(a["tokens"] for a in view["score_areas"])
+        if not boosted and banked and any(p["tokens"] for p in view["trick"]):
+            boosted = n
+        mine = game.view(state, actor) if actor is not None else {}
+        if not attaching and actor != SEAT and mine.get("pending_tokens"):
+            attaching = n
+        if boosted and attaching:
+            break
+    return boosted, attaching
+
+
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_ninja_whist_tokens_sit_by_their_owners(
+    site: tuple[str, Store, dict[str, int]], page: Page, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["ninja-whist"]
+    game, detail, actions = replay_of(store, match_id)
+    boosted, attaching = ninja_steps(store, match_id)
+    assert boosted and attaching
+    open_replay(page, url, match_id, seat)
+    for n in (boosted, attaching):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        for s in range(len(detail.match.seats)):
+            # Each area as the seat shown knows it: the full table, as its owner does.
+            view = game.view(state, int(seat) if seat else s)
+            row = f"#seats .seat[data-seat='{s}'] .objects"
+            won = objects_of(page, f"{row} .play-area .token", "data-token")
+            assert won == view["play_areas"][s]["tokens"], (n, s)
+            banked = objects_of(page, f"{row} .score-area .token", "data-token")
+            assert banked == view["score_areas"][s]["tokens"], (n, s)
+            exact = page.locator(f"{row} .score-tokens .score-token")
+            expect(exact).to_have_count(view["score_tokens"][s])
+        for p in game.view(state, 0)["trick"]:  # the boost tokens under their card
+            play = f"#trick .play[data-seat='{p['seat']}']"
+            assert objects_of(page, f"{play} .token", "data-token") == p["tokens"], n
+            expect(page.locator(f"{play} .note")).to_have_count(1 if p["tokens"] else 0)
+        actor = game.to_act(state)
+        pending = game.view(state, actor)
+        drawn = page.locator(f"#seats .seat[data-seat='{actor}'] .pending")
+        if n == attaching and seat and int(seat) != actor:  # another seat's boost is its secret
+            expect(drawn).to_have_count(0)
+            expect(page.locator(f"[data-card='{pending['pending_card']}']")).to_have_count(0)
+        elif n == attaching:
+            expect(drawn.locator("[data-card]")).to_have_attribute(
+                "data-card", pending["pending_card"]
+            )
+            tokens = objects_of(
+                page, f"#seats .seat[data-seat='{actor}'] .pending .token", "data-token"
+            )
+            assert tokens == pending["pending_tokens"]
+
+
+KILL_MARKED = {"kill", "claim_joker", "show_win", "show_trio", "claim_win", "claim_trio"}
+
+
+def kill_marks(view: dict[str, Any], seat: int) -> list[tuple[str, str, str]]:
+    """The (kind, by, success) of the round's events marked on `seat`: kills and Joker claims
+    on their target, declarations on their maker."""
+    return [
+        (e["kind"], str(e["seat"]), "1" if e["success"] else "0")
+        for e in view["events"]
+        if e["kind"] in KILL_MARKED
+        and (e["target"] if e["kind"] in ("kill", "claim_joker") else e["seat"]) == seat
+    ]
+
+
+def marked_events(game: Any, state: Any, rounds_before: int) -> list[dict[str, Any]]:
+    """The events a Kill table marks after a move: the round's (seat 0's view: their public
+    fields are every seat's), or those of the round the move ended, from its record."""
+    if game.hands_finished(state) > rounds_before:
+        events: list[dict[str, Any]] = game.hand_records(state)[-1]["events"]
+        return events
+    return list(game.view(state, 0)["events"])
+
+
+@pytest.mark.parametrize("seat", ["", str(SEAT)])
+def test_kill_claims_and_kills_are_marked_on_the_seat_they_concern(
+    site: tuple[str, Store, dict[str, int]], page: Page, seat: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["kill"]
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    marked: dict[str, int] = {}  # the first step showing each kind of marked event
+    for n, action in enumerate(actions, 1):
+        rounds = game.hands_finished(state)
+        game.apply(state, action)
+        for e in marked_events(game, state, rounds):
+            if e["kind"] in KILL_MARKED:
+                marked.setdefault(e["kind"], n)
+    assert {"kill", "claim_joker"} <= set(marked), marked
+    open_replay(page, url, match_id, seat)
+    for kind, n in sorted(marked.items()):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        view = game.view(state, int(seat) if seat else 0)
+        before = game.hands_finished(state_at(store, match_id, n - 1))
+        events = {"events": marked_events(game, state, before)}
+        for s in range(len(m.seats)):
+            row = f"#seats .seat[data-seat='{s}'] .objects"
+            shown = page.locator(f"{row} .marker[data-kind]").evaluate_all(
+                "ns => ns.map(n => [n.dataset.kind, n.dataset.by, n.dataset.success])"
+            )
+            assert [tuple(x) for x in shown] == kill_marks(events, s), (kind, n, s)
+            expect(page.locator(f"{row} .marker.immune")).to_have_count(
+                1 if view["immune"][s] else 0
+            )
+        expect(page.locator(".marker[data-kind]")).to_have_count(
+            sum(len(kill_marks(events, s)) for s in range(len(m.seats)))
+        )
+        names = seat_names(detail)
+        on_target = ".marker[data-kind='kill'], .marker[data-kind='claim_joker']"
+        for by, text in page.locator(on_target).evaluate_all(
+            "ns => ns.map(n => [n.dataset.by, n.textContent])"
+        ):  # a kill or a Joker claim, on its target, names who made it
+            assert names[int(by)] in text, (kind, n, by, text)
+
+
+def knives_steps(store: Store, match_id: int) -> tuple[int, int]:
+    """Steps of the Knives match: the first with one card banked, and the next one with the
+    bank phase over."""
+    game, detail, actions = replay_of(store, match_id)
+    m, t = detail.match, detail.tournament
+    state = game.new_match(m.seed, len(m.seats), t.options)
+    half = 0
+    for n, action in enumerate(actions, 1):
+        game.apply(state, action)
+        banker = game.view(state, 0)["banker"]
+        banked = game.view(state, banker)["banked"] if banker >= 0 else []
+        if not half and len(banked) == 1:
+            half = n
+        elif half and len(banked) == 2:
+            return half, n
+    raise AssertionError("no hand of the seeded Knives match had a banker")
+
+
+@pytest.mark.parametrize("who", ["full", "banker", "other"])
+def test_knives_banked_cards_lie_by_the_banker_face_up_only_to_him(
+    site: tuple[str, Store, dict[str, int]], page: Page, who: str
+) -> None:
+    url, store, matches = site
+    match_id = matches["knives"]
+    game, detail, actions = replay_of(store, match_id)
+    half, banked_all = knives_steps(store, match_id)
+    banker = game.view(state_at(store, match_id, half), 0)["banker"]
+    viewer = {"full": None, "banker": banker, "other": (banker + 1) % len(detail.match.seats)}[who]
+    open_replay(page, url, match_id, "" if viewer is None else str(viewer))
+
+    go_to(page, 0, len(actions))  # the bank lies by the dealer, face down to every seat
+    start = game.view(state_at(store, match_id, 0), 0)
+    bank = page.locator(f"#seats .seat[data-seat='{start['dealer']}'] .objects .pile.bank")
+    expect(bank).to_have_count(1)
+    expect(bank.locator(".card.back")).to_have_count(len(state_at(store, match_id, 0).bank))
+    expect(page.locator(".objects .pile")).to_have_count(1)
+
+    for n in (half, banked_all):
+        go_to(page, n, len(actions))
+        state = state_at(store, match_id, n)
+        cards = game.view(state, banker)["banked"]  # what the banker was sent
+        pile = page.locator(f"#seats .seat[data-seat='{banker}'] .objects .pile.banked")
+        expect(page.locator(".objects .pile.banked")).to_have_count(1)
+        expect(pile).to_have_attribute("data-count", str(len(cards)))
+        if viewer is None or viewer == banker:
+            assert codes(page, f"#seats .seat[data-seat='{banker}'] .pile.banked [data-card]") == (
+                cards
+            ), n
+            expect(pile.locator(".card.back")).to_have_count(0)
+        else:
+            assert game.view(state, viewer)["banked"] == []  # the seat was sent none of them
+            expect(pile.locator(".card.back")).to_have_count(len(cards))
+            expect(pile.locator("[data-card]")).to_have_count(0)
+            shown = codes(page, "#replay [data-card]:not(#moves [data-card])")
+            assert not set(cards) & set(shown), (n, sorted(set(cards) & set(shown)))

@@ -163,3 +163,35 @@ def test_a_deal_still_in_play_keeps_its_replay_closed(
     done = matches[0]
     with urllib.request.urlopen(f"{url}/api/matches/{done.id}/replay", timeout=5) as response:
         assert response.status == 200
+
+
+def test_the_home_page_lists_each_tournament_with_its_format_and_entrants(
+    tmp_path_factory: pytest.TempPathFactory, page: Page
+) -> None:
+    db = f"sqlite:///{tmp_path_factory.mktemp('home') / 'cs.db'}"
+    store = Store(db)
+    names = [store.add_bot(f"entrant{i}")[0].name for i in range(7)]
+    store.create_tournament("knaves", names[:3], rounds=1, seed=1)
+    store.create_tournament("kill", names, rounds=1, seed=2, format="gauntlet")
+    store.create_tournament("ninja-whist", names[2:], rounds=0, seed=3, format="ladder")
+    tournaments = store.list_tournaments()
+    assert {t.format for t in tournaments} == {"round_robin", "gauntlet", "ladder"}
+    try:
+        with serve_web(db) as url:
+            page.goto(url)
+            for t in tournaments:
+                entrants = [b.name for b in store.tournament_entrants(t.id or 0)]
+                row = page.locator(f"tr[data-tournament='{t.id}']")
+                expect(row.locator(".format")).to_have_attribute("data-format", t.format)
+                expect(row.locator(".format")).to_have_text(t.format.replace("_", " "))
+                expect(row.locator(".seats")).to_have_text(str(t.seats))
+                expect(row.locator(".entrants")).to_have_text(str(len(entrants)))
+                shown = row.locator(".field .entrant")
+                expect(shown).to_have_text(entrants[:4])  # the first few, in entry order
+                more = row.locator(".field .more")
+                if len(entrants) > 4:
+                    expect(more).to_have_text(f" and {len(entrants) - 4} more")
+                else:
+                    expect(more).to_have_count(0)
+    finally:
+        store.close()

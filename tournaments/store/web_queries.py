@@ -198,6 +198,41 @@ def latest_tournaments(store: StoreBase, limit: int) -> list[TournamentProgress]
     return out
 
 
+@dataclass(frozen=True)
+class Entrants:
+    """A tournament's number of entrants and its first few, as (name, version) in order."""
+
+    count: int
+    first: list[tuple[str, int]]
+
+
+def tournament_entrants(store: StoreBase, ids: Iterable[int], first: int) -> dict[int, Entrants]:
+    """The entrants of each tournament: how many, and the first `first` by position (their
+    bots' names and versions), in two queries whatever the field's size."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    with Session(store.engine) as session:
+        counts = session.exec(
+            select(TournamentEntrant.tournament_id, func.count())
+            .where(col(TournamentEntrant.tournament_id).in_(wanted))
+            .group_by(col(TournamentEntrant.tournament_id))
+        ).all()
+        rows = session.exec(
+            select(TournamentEntrant.tournament_id, Bot.name, Bot.version)
+            .join(Bot, col(Bot.id) == col(TournamentEntrant.bot_id))
+            .where(
+                col(TournamentEntrant.tournament_id).in_(wanted),
+                col(TournamentEntrant.position) < first,
+            )
+            .order_by(col(TournamentEntrant.tournament_id), col(TournamentEntrant.position))
+        ).all()
+    out = {tid: Entrants(int(n), []) for tid, n in counts}
+    for tid, name, version in rows:
+        out[tid].first.append((name, version))
+    return out
+
+
 def deal_in_play(store: StoreBase, match_id: int, *, others: bool = False) -> bool:
     """Whether a match's deal is still to be played: it, or another rotation of its set (same
     tournament, round and table: the same seed), is pending or running; with `others`, only

@@ -16,8 +16,9 @@ const Replay = (() => {
    * strip's items), suitOf(code, ctx) and trumps(ctx) (hands are drawn grouped by suit, trump
    * first), and optionally trump(ctx) ({suit, letter} for the strip), trick(ctx) (the plays
    * of the trick in play), lastTrick(ctx) and recordTrick(ctx, record) (the trick closed last, as
-   * {plays, winner}), handEnd(ctx, record), legend(), middle(ctx) (the middle of a
-   * table without tricks). */
+   * {plays, winner}; a play may carry `objects`, nodes drawn under its card), handEnd(ctx,
+   * record), legend(), middle(ctx) (the middle of a table without tricks) and objects(ctx, s)
+   * (the game's objects by seat s: tokens, markers, piles; only what the view shown holds). */
   function register(game, renderer) {
     renderers[game] = renderer;
   }
@@ -94,6 +95,7 @@ const Replay = (() => {
       return el("span", { class: `play at-${placeOf(p.seat)}${won ? " winner" : ""}`, "data-seat": p.seat },
         el("span", { class: "who" }, ctx.name(p.seat)), ctx.card(p.card),
         p.note ? el("small", { class: "note" }, p.note) : null,
+        p.objects && p.objects.length ? el("span", { class: "objects" }, p.objects) : null,
         won ? el("span", { class: "won", title: "won the trick" }, " ✔ won") : null);
     }));
   }
@@ -138,6 +140,7 @@ const Replay = (() => {
       el("div", { class: "stats" }, renderer.columns.map((c, i) =>
         (cells[i] === "" || cells[i] === null || cells[i] === undefined ? null
           : el("span", { class: "stat" }, el("small", {}, `${c} `), cells[i])))),
+      renderer.objects ? el("div", { class: "objects" }, renderer.objects(ctx, s)) : null,
       el("div", { class: "hand" }, renderer.hand(ctx, s)));
   }
 

@@ -22,6 +22,36 @@
     }
     return e;
   }
+  const DECLARED = {
+    show_win: "shows a win", show_trio: "shows a trio", claim_win: "claims a win",
+    claim_trio: "claims a trio",
+  };
+  const signed = (points) => (points ? ` (${points > 0 ? "+" : ""}${points})` : "");
+  /** The round's events whose markers are drawn: at a round's end those of the round just
+   * ended (its record, which every seat is sent: a kill or a win ends it), else the round's. */
+  const markedEvents = (ctx) => (ctx.step.hand_ended ? ctx.step.hand_ended.record.events : ctx.pub.events);
+  /** The markers of the round's events on the seat they concern: a kill or a Joker claim on
+   * its target, naming who made it; a declaration on its maker. Only public fields are read
+   * (kind, seats, points, success): every seat's view holds them alike. */
+  function markers(ctx, s) {
+    return markedEvents(ctx).map((e) => {
+      const by = ctx.name(e.seat);
+      const attrs = (text) => el("span", {
+        class: `marker ${e.kind}${e.success ? "" : " failed"}`, "data-kind": e.kind,
+        "data-by": e.seat, "data-success": e.success ? "1" : "0",
+        title: `${e.kind} by ${by}`,
+      }, text);
+      if (e.kind === "kill" && e.target === s) {
+        return attrs(e.success ? `✖ killed by ${by}${signed(e.points)}`
+          : `✖ kill by ${by} failed${signed(e.points)}`);
+      }
+      if (e.kind === "claim_joker" && e.target === s) {
+        return attrs(e.success ? `★ Joker claimed by ${by}` : `★ ${by} claimed a Joker: none`);
+      }
+      if (DECLARED[e.kind] && e.seat === s) return attrs(`${DECLARED[e.kind]}${signed(e.points)}`);
+      return null;
+    });
+  }
   Replay.register("kill", {
     deck: Cards.decks.kill,
     handWord: "round",
@@ -34,9 +64,14 @@
       claim_win: "claims a win", claim_trio: "claims a trio", continue: "continues",
     },
     group: (ctx) => `${ctx.name(ctx.pub.turn)}'s turn`,
-    columns: ["", "immune", "cards", "round"],
-    cells: (ctx, s) => [ctx.pub.active[s] ? "in" : "out", ctx.pub.immune[s] ? "yes" : "",
-      ctx.pub.hand_sizes[s], ctx.pub.round_points[s]],
+    columns: ["", "cards", "round"],
+    cells: (ctx, s) => [ctx.pub.active[s] ? "in" : "out", ctx.pub.hand_sizes[s],
+      ctx.pub.round_points[s]],
+    objects: (ctx, s) => [
+      ctx.pub.immune[s] ? el("span", { class: "marker immune", title: "immune to kills" }, "immune")
+        : null,
+      markers(ctx, s),
+    ],
     hand: (ctx, s) => {
       const out = ctx.pub.out[s].cards;
       const aside = out.length ? [" set aside ", ctx.cards(out)] : "";

@@ -19,6 +19,42 @@
     const last = tricks[tricks.length - 1];
     return last ? { plays: trickPlays(ctx, last), winner: last.winner } : null;
   };
+  const BANK_SIZE = 2;  // K2: two cards dealt face down to the bank; K5: the banker banks two
+  /** A small pile: face up (`codes`) when the view shown holds its cards, else `count` backs. */
+  function pile(ctx, cls, label, codes, count) {
+    const up = codes && codes.length;
+    return el("span", {
+      class: `group pile ${cls} ${up ? "face-up" : "face-down"}`, "data-count": up ? codes.length : count,
+    }, el("small", {}, label), up ? ctx.cards(codes) : Cards.backs(count));
+  }
+  /** How many cards the banker has banked, as any seat can tell: both once the bank phase is
+   * over, during it one if the last move was the banker's bank (public: `bank`), else none. */
+  function bankedCount(ctx) {
+    const v = ctx.pub;
+    if (v.phase !== "bank") return BANK_SIZE;
+    const m = ctx.step.move;
+    return m && m.seat === v.banker && m.action.split(":")[0] === "bank" ? 1 : 0;
+  }
+  /** The bank and banked cards by the seat they lie by: the banked pile by the banker, face up
+   * only in a view that holds them (the banker's own, or the full table), the bank by the
+   * dealer until someone picks it up, face up only to a seat that sees it. */
+  function objects(ctx, s) {
+    const v = ctx.pub;
+    if (v.banker >= 0 && v.mode === "banker") {
+      if (s !== v.banker) return [];
+      const mine = ctx.known(s) ? ctx.view(s) : null;
+      const count = bankedCount(ctx);
+      return [
+        mine && mine.bank.length ? pile(ctx, "bank", "took the bank", mine.bank, 0) : null,
+        count || (mine && mine.banked.length)
+          ? pile(ctx, "banked", "banked", mine ? mine.banked : null, count) : null,
+      ];
+    }
+    if (s !== v.dealer) return [];
+    const dealer = ctx.known(s) ? ctx.view(s) : null;
+    const label = v.mode ? "bank, discarded" : "bank";
+    return [pile(ctx, "bank", label, dealer ? dealer.bank : null, BANK_SIZE)];
+  }
   Replay.register("knives", {
     deck: Cards.decks.knives,
     verbs: {
@@ -37,6 +73,7 @@
         : s === shadow ? "shadow" : s === v.dealer ? "dealer" : "";
       return [v.tricks_won[s], v.stars_won[s], role];
     },
+    objects,
     hand: (ctx, s) => (ctx.known(s) ? ctx.hand(ctx.view(s).hand) : el("span", { class: "muted" }, "hidden")),
     // The Joker and the knives are trumps, then the strong suit.
     suitOf: (code) => (code === "JO" ? "K" : code.slice(1)),
@@ -45,8 +82,6 @@
       ? { suit: ctx.pub.strong_suit, letter: LETTER[ctx.pub.strong_suit] } : null),
     info: (ctx) => {
       const v = ctx.pub;
-      const bank = known(ctx, (w) => (w.bank.length ? w.bank : null), null);
-      const banked = known(ctx, (w) => (w.banked.length ? w.banked : null), null);
       return [
         ["hand", `${v.hand_number + 1}`],
         ["dealer", ctx.name(v.dealer)],
@@ -57,8 +92,6 @@
         el("span", { id: "auction", class: "chip" }, el("small", {}, "auction "), v.auction.length
           ? v.auction.map((a) => `${ctx.name(a.seat)} ${a.action}${a.suit ? ` ${a.suit}` : ""}`).join(", ")
           : "–"),
-        bank ? ["bank", ctx.cards(bank)] : null,
-        banked ? ["banked", ctx.cards(banked)] : null,
         v.revealed.length ? ["revealed", ctx.cards(v.revealed)] : null,
       ];
     },

@@ -1,12 +1,23 @@
 "use strict";
-// Ninja Whist: bids, the turned trump, the trick with each card's boost tokens, tokens won this
-// round and banked, score tokens for exact bids.
+// Ninja Whist: bids, the turned trump, the trick with each card's boost tokens drawn under it,
+// and by each seat its tokens as chips: won this round (its play area), banked (its score
+// area, spendable), and its score tokens for exact bids.
 (() => {
   const { el } = Cards;
   const LETTER = { sword: "S", staff: "T", knives: "N", stars: "R" };
-  const tokens = (list) => (list.length ? list.join(" ") : "–");
+  // A token's icons (W2): a Sword, b Staff, c Knives, d Stars.
+  const ICON = { a: "S", b: "T", c: "N", d: "R" };
+  /** One token as a chip of its icons' glyphs; the blank token has none. */
+  const token = (t) => (t === "blank"
+    ? el("span", { class: "token blank", "data-token": t, title: "blank token" }, "○")
+    : el("span", { class: "token", "data-token": t, title: `token ${t} (${t.length} icons)` },
+      [...t].map((i) => Cards.glyph(Cards.decks.ninja, ICON[i]))));
+  /** A labelled group of tokens; `list` undefined (live: not known to every seat) is "?". */
+  const group = (cls, label, list) => el("span", {
+    class: `group tokens ${cls}`, "data-count": list ? list.length : null,
+  }, el("small", {}, label), list ? (list.length ? list.map(token) : "–") : "?");
   const plays = (list) => list.map((p) => ({ seat: p.seat, card: p.card,
-    note: p.tokens.length ? `+${p.tokens.join("")} (${p.boost})` : "" }));
+    note: p.tokens.length ? `+${p.boost}` : "", objects: p.tokens.map(token) }));
   const closed = (tricks) => {
     const last = tricks[tricks.length - 1];
     return last ? { plays: plays(last.plays), winner: last.winner } : null;
@@ -21,18 +32,33 @@
           : ["takes token ", words(a)];
       },
     },
-    columns: ["bid", "tricks", "won tokens", "banked", "exact"],
+    columns: ["bid", "tricks"],
     cells: (ctx, s) => {
       const v = ctx.pub;
-      return [v.bids[s] < 0 ? "–" : v.bids[s], v.tricks_won[s], tokens(v.play_areas[s].tokens),
+      return [v.bids[s] < 0 ? "–" : v.bids[s], v.tricks_won[s]];
+    },
+    objects: (ctx, s) => {
+      const v = ctx.pub;
+      // A seat's score area as that seat knows it (tokens it is attaching have left it).
+      const own = ctx.known(s) ? ctx.view(s) : v;
+      const exact = v.score_tokens[s];
+      return [
+        group("play-area", "won", (v.play_areas[s] || {}).tokens),
         // Live, tokens being attached to a card are known to its player only: "?".
-        v.score_areas[s].tokens ? tokens(v.score_areas[s].tokens) : "?", v.score_tokens[s]];
+        group("score-area", "banked", (own.score_areas[s] || {}).tokens),
+        el("span", { class: "group score-tokens", "data-count": exact },
+          el("small", {}, "exact bids"), exact === undefined ? "?" : exact
+            ? Array.from({ length: exact }, () => el("span", {
+              class: "token score-token", title: "score token: an exact bid, 10 points",
+            }, "10")) : "–"),
+      ];
     },
     hand: (ctx, s) => {
       if (!ctx.known(s)) return el("span", { class: "muted" }, "hidden");
       const v = ctx.view(s);
       return el("span", {}, ctx.hand(v.hand), v.pending_card
-        ? [" boosting ", ctx.card(v.pending_card), ` +${v.pending_tokens.join("")}`] : "");
+        ? el("span", { class: "pending" }, " boosting ", ctx.card(v.pending_card), " with ",
+          v.pending_tokens.length ? v.pending_tokens.map(token) : "–") : "");
     },
     // The Jack of Arrows is a trump when there is one.
     suitOf: (code, ctx) => (code === "J*" ? LETTER[ctx.pub.trump] || code : code.slice(1)),
