@@ -1214,3 +1214,15 @@ def test_a_bots_own_faults_find_its_matches_and_unrecorded_ones_add_up(store: St
     assert [m.id for m in store.find_matches(faults=True, bot="bot-1")] == [third.id]
     assert [m.id for m in store.find_matches(fault_kind="timeout", bot="bot-0")] == [first.id]
     assert store.find_matches(faults=True, bot="bot-2") == []
+
+
+def test_a_bot_with_no_author_is_the_house_authors_in_its_profile(store: Store) -> None:
+    ids = add_bots(store, 3)
+    with Session(store.engine) as session:  # the column allows it: a bot no author row owns
+        bot = session.get(Bot, ids[0])
+        assert bot is not None
+        bot.author_id = None
+        session.add(bot)
+        session.commit()
+    profile = store.bot_profile("bot-0")
+    assert (profile.bot.author_id, profile.author) == (None, HOUSE_AUTHOR)
