@@ -147,3 +147,32 @@ def test_a_new_version_replaces_the_old_in_new_schedules_from_its_mu(store: Stor
         assert bot_id is not None
         assert again[bot_id].mu == pytest.approx(live[bot_id].mu, abs=1e-9)
         assert again[bot_id].sigma == pytest.approx(live[bot_id].sigma, abs=1e-9)
+
+
+def test_a_submitted_bot_that_never_played_is_retired_and_its_name_numbers_on(
+    store: Store,
+) -> None:
+    ann = author(store, "ann")
+    first = submit(store, ann, "alpha", "c1")
+    assert first.id is not None
+    v1 = store.accept_submission(first.id, "knaves: PASS")
+    second = submit(store, ann, "alpha", "c2")
+    assert second.id is not None
+    v2 = store.accept_submission(second.id, "knaves: PASS")
+    # Neither played: the submission still names its bot, which is retired, not deleted.
+    assert store.remove_bot(v2.id or 0) == "retired"
+    assert store.submission(second.id).bot_id == v2.id
+    with pytest.raises(BotNameError, match="'alpha' is taken by another author's bot"):
+        submit(store, author(store, "bob"), "alpha", "b1")
+    third = submit(store, ann, "alpha", "c3")
+    assert third.id is not None
+    v3 = store.accept_submission(third.id, "knaves: PASS")
+    assert v3.version == 3
+    names = {b.id: (b.name, b.version, b.removed is not None) for b in store.authors_bots(ann).bots}
+    assert names == {
+        v1.id: ("alpha@v1", 1, True),
+        v2.id: ("alpha@v2", 2, True),
+        v3.id: ("alpha", 3, False),
+    }
+    store.add_bot("house1")  # no submission made it: deleted
+    assert store.remove_bot("house1") == "deleted"
