@@ -9,6 +9,8 @@ from pathlib import Path
 
 from server.bots.cgroups import BotCgroups
 
+CPU_V1 = Path("/sys/fs/cgroup/cpu")  # cgroup v1's cpu controller (tests point it at a tmp tree)
+
 
 class CpuQuota:
     """The build's CPU quota: a cgroup of the cpu controller (v1) or cpu.max (v2)."""
@@ -28,7 +30,7 @@ class CpuQuota:
                 (here / "cpu.max").write_text(f"{quota} {self.PERIOD_US}")
                 return  # the launcher joins this group already
             if cgroups.version == "v1":
-                base = Path("/sys/fs/cgroup/cpu")
+                base = CPU_V1
                 if not (base / "cgroup.procs").exists():
                     return
                 sweep_quotas(base / "cardshark")

@@ -7,6 +7,7 @@ import gzip
 import io
 import random
 import tarfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,41 @@ def test_more_members_than_the_cap_are_refused() -> None:
     with pytest.raises(ArchiveError, match="has 11 members, more than the cap of 10"):
         fed(data, max_members=10).finish()
     assert fed(data, max_members=11).finish().members == 11
+
+
+def refusal(data: bytes, *, after: bytes = b"") -> str:
+    """The whole message of the refusal of data (fed whole), then of after fed on."""
+    intake = ArchiveIntake()
+    with pytest.raises(ArchiveError) as refused:
+        intake.feed(data)
+        if after:
+            intake.feed(after)
+        intake.finish()
+    return str(refused.value)
+
+
+def test_each_refusal_says_exactly_why_in_its_own_words() -> None:
+    one = gzip.compress(tar_of({"bot.py": b"x"}))
+    after = "the archive has data after its end; send one gzipped tar"
+    assert refusal(one + b"more") == after
+    assert refusal(one, after=b"more") == after  # in a chunk of its own
+    assert refusal(b"") == "no archive was sent: send the bot's directory as a gzipped tar"
+    assert refusal(one[:-9]) == "the archive is truncated: the upload ended inside it"
+    assert refusal(gzip.compress(tar_of({}))) == "the archive holds no file"
+    assert refusal(zlib.compress(tar_of({"bot.py": b"x"}))).startswith(
+        "the archive is not gzip: "
+    )  # zlib's own header is not gzip's
+    # A gzipped gzip of a tar is no tar: the tar inside is read plain.
+    assert refusal(gzip.compress(one)).startswith("the archive is not a tar: ")
+
+
+def test_an_archive_and_a_tar_of_exactly_the_cap_are_taken() -> None:
+    tar = tar_of({"bot.py": b"a" * 3000})
+    small = gzip.compress(tar)  # the tar is the larger
+    assert fed(small, cap=len(tar)).finish().size == len(tar)
+    with pytest.raises(ArchiveTooLargeError, match="the archive's tar is larger"):
+        fed(small, cap=len(tar) - 1)
+    big = gzip.compress(tar_of({"bot.py": random.Random(2).randbytes(3000)}), compresslevel=0)
+    assert fed(big, cap=len(big)).finish().data == big  # the gzip is the larger
+    with pytest.raises(ArchiveTooLargeError, match="the archive is larger"):
+        fed(big, cap=len(big) - 1)

@@ -190,3 +190,57 @@ def test_an_old_database_upgrades_with_its_bots_under_the_house_author(db_url: s
         assert count(store, Author) == 2
         assert store.bot_profile("dee").author == HOUSE_AUTHOR
         assert store.create_tournament(GAME, ["ada", "bob", "dee"], seed=1).id is not None
+
+
+def test_authors_are_listed_by_name_with_their_bots_by_name(store: Store) -> None:
+    for name in ("zed", "ann", "bob"):  # made out of name order
+        store.add_author(name)
+    for bot, owner in (("b2", "ann"), ("b1", "ann"), ("b3", "zed"), ("gone", "zed")):
+        store.add_bot(bot, author=owner)
+    store.add_bot("h2")
+    store.add_bot("h1")
+    store.remove_bot("gone")
+    listed = [(row.author.name, row.bots) for row in store.list_authors()]
+    assert listed == [
+        ("ann", ["b1", "b2"]),
+        ("bob", []),
+        (HOUSE_AUTHOR, ["h1", "h2"]),
+        ("zed", ["b3"]),
+    ]
+    assert sorted(store.author_names().values()) == ["ann", "bob", HOUSE_AUTHOR, "zed"]
+
+
+def test_a_bot_with_no_author_is_listed_under_the_house_author(store: Store) -> None:
+    store.add_author("ann")
+    store.add_bot("orphan")  # makes the house author, which then owns no bot of its own
+    with Session(store.engine) as session:  # the column allows it: a bot no author row owns
+        session.connection().exec_driver_sql("UPDATE bots SET author_id = NULL")
+        session.commit()
+    listed = [(row.author.name, row.bots) for row in store.list_authors()]
+    assert listed == [("ann", []), (HOUSE_AUTHOR, ["orphan"])]
+
+
+def test_a_name_the_database_refuses_as_taken_is_reported_as_taken(store: Store) -> None:
+    """Two servers adding one name at once: the second's check saw none, its insert fails."""
+    store.add_author("ann")
+    with Session(store.engine) as session:  # stands in for the other server's row
+        session.connection().exec_driver_sql(
+            "CREATE UNIQUE INDEX authors_name_folded ON authors (lower(name))"
+        )
+        session.commit()
+    with pytest.raises(AuthorNameError) as taken:
+        store.add_author("ANN")
+    assert str(taken.value) == "author name 'ANN' is already taken"
+    assert taken.value.name == "ANN"
+    assert count(store, Author) == 1
+
+
+def test_the_house_author_cannot_be_disabled_and_says_how_to_remove_its_bots(
+    store: Store,
+) -> None:
+    with pytest.raises(AuthorStateError) as refused:
+        store.disable_author(HOUSE_AUTHOR)
+    assert str(refused.value) == (
+        f"the {HOUSE_AUTHOR} author cannot be disabled: it owns the organizer's own bots; "
+        "remove one with `cardshark bot remove NAME`"
+    )

@@ -342,3 +342,18 @@ def test_a_database_from_before_goals_gains_their_table(store: Store, db_url: st
         reopened.set_goal(t.id, ConfidenceGoal(0.95, 3))
         assert reopened.goal(t.id) == ConfidenceGoal(0.95, 3)
         assert reopened.get_tournament(t.id).rounds == 1
+
+
+def test_a_goal_may_end_at_the_rounds_scheduled_and_appended_rounds_start_fresh(
+    store: Store,
+) -> None:
+    for name in ("a", "b", "c"):
+        store.add_bot(name)
+    t = store.create_tournament("knaves", ["a", "b", "c"], seed=2, rounds=2)
+    assert t.id is not None
+    store.set_goal(t.id, ConfidenceGoal(0.95, 2))  # no round more than scheduled: allowed
+    assert store.goal(t.id) == ConfidenceGoal(0.95, 2)
+    store.add_round(t.id)
+    added = [m for m in store.matches(t.id) if m.round == 2]
+    assert len(added) == 6
+    assert {(m.attempt, m.status, m.result) for m in added} == {(0, "pending", None)}

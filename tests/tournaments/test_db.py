@@ -8,9 +8,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    NoResultFound,
+    OperationalError,
+)
 
 from tournaments.db import DEFAULT_URL, make_engine, parse_url
-from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError
+from tournaments.errors import DatabaseUnavailableError, DatabaseUrlError, StorageError
 from tournaments.store import Store
 
 
@@ -100,8 +107,9 @@ def test_a_write_that_times_out_on_a_locked_sqlite_file_leaves_no_open_transacti
         assert m.id is not None
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
-        with pytest.raises(DatabaseUnavailableError, match="locked"):
+        with pytest.raises(DatabaseUnavailableError) as locked:
             store.record_result(m.id, [SeatOutcome(1), SeatOutcome(2), SeatOutcome(3)])
+        assert str(locked.value) == f"database sqlite:///{path} is unavailable: database is locked"
         other.execute("ROLLBACK")
         other.close()
         # nothing of the failed attempt landed, and the pooled connection is clean
@@ -117,3 +125,35 @@ def test_a_store_opened_with_echo_logs_its_sql_and_one_without_does_not(tmp_path
         assert loud.engine.echo is True
     with Store(f"sqlite:///{tmp_path / 'echo.db'}") as quiet:
         assert quiet.engine.echo is False
+
+
+def test_a_refused_write_is_a_storage_error_with_the_databases_own_words(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'refuse.db'}"
+    with Store(url) as store:
+        for name in ("a", "b", "c"):
+            store.add_bot(name)
+        with store.engine.begin() as conn:  # the database itself refuses every new tournament
+            conn.exec_driver_sql(
+                "CREATE TRIGGER no_more BEFORE INSERT ON tournaments "
+                "BEGIN SELECT RAISE(ABORT, 'no more tournaments\nsecond line'); END"
+            )
+        with pytest.raises(StorageError) as refused:
+            store.create_tournament("knaves", ["a", "b", "c"])
+        assert type(refused.value) is StorageError  # the database is there: not unavailable
+        assert str(refused.value) == f"database error on {url}: no more tournaments"
+
+
+def test_a_lost_connection_is_the_database_unavailable_naming_it(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'lost.db'}"
+    with Store(url) as store:
+        for error in (OperationalError, InterfaceError):
+            lost = store._storage_error(error("SELECT 1", {}, Exception("connection closed\n…")))
+            assert type(lost) is DatabaseUnavailableError
+            assert str(lost) == f"database {url} is unavailable: connection closed"
+        invalidated = DBAPIError("SELECT 1", {}, Exception("gone"), connection_invalidated=True)
+        assert type(store._storage_error(invalidated)) is DatabaseUnavailableError
+        other = store._storage_error(IntegrityError("INSERT", {}, Exception("UNIQUE failed")))
+        assert type(other) is StorageError
+        assert str(other) == f"database error on {url}: UNIQUE failed"
+        none = store._storage_error(NoResultFound("No row was found when one was required"))
+        assert str(none) == f"database error on {url}: No row was found when one was required"

@@ -7,8 +7,10 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import create_engine
 
+from tournaments.errors import UnknownMatchError, UnknownTournamentError
 from tournaments.models import MatchStatus
 from tournaments.ratings import SeatOutcome
 from tournaments.store import Store
@@ -116,3 +118,13 @@ def test_starting_and_staging_a_match_never_wait_for_another_process_recording(
         assert done == {"staged": True}
         committing.join()
         assert store.get_match(match_id).status == MatchStatus.FINISHED.value
+
+
+def test_a_schedule_index_with_no_match_is_named_with_its_tournament(db_url: str) -> None:
+    with Store(db_url) as store:
+        tid = tournament(store)
+        with pytest.raises(UnknownMatchError) as missing:
+            store.current_attempt(tid, 999)
+        assert str(missing.value) == f"no match '999 of tournament {tid}'"
+        with pytest.raises(UnknownTournamentError):
+            store.current_attempt(tid + 1, 0)

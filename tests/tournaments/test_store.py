@@ -52,6 +52,7 @@ from tournaments.store import (
     hash_token,
     new_token,
 )
+from tournaments.store.keys import digest_matches
 
 GAME = "knaves"  # 3 seats
 
@@ -1214,3 +1215,79 @@ def test_a_bots_own_faults_find_its_matches_and_unrecorded_ones_add_up(store: St
     assert [m.id for m in store.find_matches(faults=True, bot="bot-1")] == [third.id]
     assert [m.id for m in store.find_matches(fault_kind="timeout", bot="bot-0")] == [first.id]
     assert store.find_matches(faults=True, bot="bot-2") == []
+
+
+def test_a_bot_with_no_author_is_the_house_authors_in_its_profile(store: Store) -> None:
+    ids = add_bots(store, 3)
+    with Session(store.engine) as session:  # the column allows it: a bot no author row owns
+        bot = session.get(Bot, ids[0])
+        assert bot is not None
+        bot.author_id = None
+        session.add(bot)
+        session.commit()
+    profile = store.bot_profile("bot-0")
+    assert (profile.bot.author_id, profile.author) == (None, HOUSE_AUTHOR)
+
+
+def test_a_bot_is_deleted_only_if_it_never_entered_and_is_removed_once(store: Store) -> None:
+    ids = add_bots(store, 5)
+    t = store.create_tournament(GAME, ids[:4], seed=3)
+    assert t.id is not None
+    m = next(m for m in store.pending_matches(t.id) if ids[3] not in m.seats)
+    store.record_result(m.id or 0, [SeatOutcome(3), SeatOutcome(2), SeatOutcome(1)])
+    # Others played; this one never entered: nothing of it is kept.
+    assert store.remove_bot("bot-4") == "deleted"
+    assert [b.name for b in store.list_bots(include_removed=True)] == [f"bot-{i}" for i in range(4)]
+    assert store.remove_bot("bot-3") == "retired"  # entered, never played: its schedule stays
+    assert store.remove_bot("bot-0") == "retired"
+    removed = store.get_bot("bot-0", include_removed=True).removed
+    with pytest.raises(UnknownBotError):
+        store.remove_bot("bot-0")
+    assert store.get_bot("bot-0", include_removed=True).removed == removed
+
+
+def test_what_is_not_found_or_refused_is_named_exactly(store: Store) -> None:
+    store.create_tournament(GAME, add_bots(store, 3), seed=1)
+    assert store.remove_bot("bot-1") == "retired"
+    with pytest.raises(UnknownBotError) as unknown:
+        store.get_bot("nobody")
+    assert str(unknown.value) == "no bot 'nobody'; registered bots: bot-0, bot-2"
+    with pytest.raises(UnknownTournamentError) as no_tournament:
+        store.get_tournament(10_000)
+    with pytest.raises(UnknownMatchError) as no_match:
+        store.get_match(10_000)
+    assert [str(no_tournament.value), str(no_match.value)] == [
+        "no tournament 10000",
+        "no match 10000",
+    ]
+    refused = []
+    for name in ("bad name", "bot-0", "bot-1"):
+        with pytest.raises(BotNameError) as error:
+            store.add_bot(name)
+        refused.append((error.value.name, str(error.value)))
+    assert refused == [
+        (
+            "bad name",
+            "bot name 'bad name' must be 1-64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit",
+        ),
+        ("bot-0", "bot name 'bot-0' is already taken"),
+        ("bot-1", "bot name 'bot-1' is taken by a removed bot"),
+    ]
+    assert not digest_matches(None, hash_token("anything"))  # a row with no key matches none
+    assert digest_matches(hash_token("k"), hash_token("k"))
+    assert not digest_matches(hash_token("k"), hash_token("j"))
+
+
+def test_a_bot_name_the_database_refuses_as_taken_is_reported_as_taken(store: Store) -> None:
+    """Two servers adding one name at once: the second's check saw none, its insert fails."""
+    store.add_bot("alpha")
+    with Session(store.engine) as session:  # stands in for the other server's row
+        session.connection().exec_driver_sql(
+            "CREATE UNIQUE INDEX bots_name_folded ON bots (lower(name))"
+        )
+        session.commit()
+    with pytest.raises(BotNameError) as taken:
+        store.add_bot("ALPHA")
+    assert (taken.value.name, str(taken.value)) == ("ALPHA", "bot name 'ALPHA' is already taken")
+    assert [b.name for b in store.list_bots()] == ["alpha"]

@@ -147,3 +147,102 @@ def test_a_new_version_replaces_the_old_in_new_schedules_from_its_mu(store: Stor
         assert bot_id is not None
         assert again[bot_id].mu == pytest.approx(live[bot_id].mu, abs=1e-9)
         assert again[bot_id].sigma == pytest.approx(live[bot_id].sigma, abs=1e-9)
+
+
+def test_a_submitted_bot_that_never_played_is_retired_and_its_name_numbers_on(
+    store: Store,
+) -> None:
+    ann = author(store, "ann")
+    first = submit(store, ann, "alpha", "c1")
+    assert first.id is not None
+    v1 = store.accept_submission(first.id, "knaves: PASS")
+    second = submit(store, ann, "alpha", "c2")
+    assert second.id is not None
+    v2 = store.accept_submission(second.id, "knaves: PASS")
+    # Neither played: the submission still names its bot, which is retired, not deleted.
+    assert store.remove_bot(v2.id or 0) == "retired"
+    assert store.submission(second.id).bot_id == v2.id
+    with pytest.raises(BotNameError, match="'alpha' is taken by another author's bot"):
+        submit(store, author(store, "bob"), "alpha", "b1")
+    third = submit(store, ann, "alpha", "c3")
+    assert third.id is not None
+    v3 = store.accept_submission(third.id, "knaves: PASS")
+    assert v3.version == 3
+    names = {b.id: (b.name, b.version, b.removed is not None) for b in store.authors_bots(ann).bots}
+    assert names == {
+        v1.id: ("alpha@v1", 1, True),
+        v2.id: ("alpha@v2", 2, True),
+        v3.id: ("alpha", 3, False),
+    }
+    store.add_bot("house1")  # no submission made it: deleted
+    assert store.remove_bot("house1") == "deleted"
+
+
+def test_a_submission_keeps_what_was_sent_and_refusals_say_exactly_why(store: Store) -> None:
+    ann = author(store, "ann")
+    built = store.receive_submission(ann, "alpha", [GAME], "./bot", "make bot", archive("same"))
+    plain = store.receive_submission(ann, "beta", [GAME], "python3 b.py", "", archive("same"))
+    assert (built.build, built.command, built.detail) == (
+        "make bot",
+        "./bot",
+        "waiting to be tested",
+    )
+    assert (plain.build, plain.command, plain.digest) == (None, "python3 b.py", built.digest)
+    assert rows(store, BotArchive) == 1  # one archive for the same code sent twice
+    with pytest.raises(SubmissionError) as no_game:
+        store.receive_submission(ann, "c", [], "x", None, archive("x"))
+    with pytest.raises(SubmissionError) as no_command:
+        store.receive_submission(ann, "c", [GAME], " ", None, archive("x"))
+    messages = [str(no_game.value), str(no_command.value)]
+    store.disable_author("ann")
+    with pytest.raises(AuthorStateError) as disabled:
+        submit(store, ann, "gamma", "z")
+    with pytest.raises(ValueError) as accepting:
+        store.set_submission_state(built.id or 0, SubmissionState.ACCEPTED, "")
+    with pytest.raises(UnknownSubmissionError) as unknown:
+        store.submission(10_000)
+    assert [*messages, str(disabled.value), str(accepting.value), str(unknown.value)] == [
+        "a submission names at least one game",
+        "a submission needs the command that starts the bot",
+        "this author is disabled: they can submit no bots",
+        "accept a submission with accept_submission: it makes the bot",
+        "no submission 10000",
+    ]
+
+
+def test_an_accepted_build_runs_its_built_archive_with_the_submitted_command(
+    store: Store,
+) -> None:
+    ann = author(store, "ann")
+    sent = store.receive_submission(ann, "alpha", [GAME], "./bot", "make", archive("source"))
+    assert sent.id is not None
+    bot = store.accept_submission(sent.id, "built in 1 s\nPASS", archive("built tree"))
+    assert (bot.command, bot.code_digest) == ("./bot", archive("built tree").digest)
+    assert store.bot_archive(bot.code_digest or "") == b"built tree"
+    assert store.bot_archive(sent.digest) == b"source"  # the submission's own stays
+
+
+def test_an_authors_bots_newest_first_found_by_name_and_counted(store: Store) -> None:
+    ann, bea = author(store, "ann"), author(store, "bea")
+    since = store.get_author("ann").created
+    bots = []
+    for name in ("alpha", "beta", "gamma"):
+        sent = submit(store, ann, name, name)
+        assert sent.id is not None
+        bots.append(store.accept_submission(sent.id, "PASS"))
+    submit(store, bea, "delta", "delta")
+    assert [b.id for b in store.authors_bots(ann).bots] == [b.id for b in reversed(bots)]
+    assert store.authors_bot(ann, "beta").id == bots[1].id
+    store.remove_bot("beta")
+    with pytest.raises(BotNameError) as retired:
+        store.authors_bot(ann, "beta")
+    assert str(retired.value) == "bot name 'beta' is none of your bots"
+    assert store.authors_bot(ann, "beta", include_removed=True).id == bots[1].id
+    for who, name in ((bea, "alpha"), (ann, "delta"), (ann, "nobody")):
+        with pytest.raises(BotNameError, match=f"^bot name '{name}' is none of your bots$"):
+            store.authors_bot(who, name)
+    assert store.author_activity(ann, since) == (3, 2)  # three sent, two in play
+    assert store.author_activity(bea, since) == (1, 0)
+    later = max(s.created for s in store.authors_bots(ann).submissions)
+    assert store.author_activity(ann, later) == (1, 2)  # the last one sent at that instant
+    assert store.author_activity(author(store, "cid"), since) == (0, 0)

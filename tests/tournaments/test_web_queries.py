@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlmodel import Session, select
 
 from tournaments.models import HOUSE_AUTHOR, Bot, BotArchive, SubmissionState
 from tournaments.store import Store
@@ -58,6 +59,7 @@ def test_base_name_drops_only_a_version_suffix() -> None:
 def test_verdict_line_is_the_first_line_after_a_build_time() -> None:
     assert verdict_line("knaves: PASS: 3 matches\nkill: PASS: 2") == "knaves: PASS: 3 matches"
     assert verdict_line("built in 1.2 s\nknaves: PASS: 3 matches") == "knaves: PASS: 3 matches"
+    assert verdict_line("built in 1.2 s") == "built in 1.2 s"  # no verdict after it
     assert verdict_line("") == ""
     assert verdict_line("x" * 500) == "x" * 200
 
@@ -117,3 +119,16 @@ def test_bot_tags_name_version_and_author(store: Store) -> None:
         house.id: (1, HOUSE_AUTHOR),
     }
     assert bot_tags(store, []) == {}
+
+
+def test_a_bot_with_no_author_has_its_own_versions(store: Store) -> None:
+    ownerless, _ = store.add_bot("orphan")
+    store.add_bot("orphan2")
+    with Session(store.engine) as session:  # the column allows it: a bot no author row owns
+        for name in ("orphan", "orphan2"):
+            bot = session.exec(select(Bot).where(Bot.name == name)).one()
+            bot.author_id = None
+            session.add(bot)
+        session.commit()
+    (only,) = bot_versions(store, store.get_bot("orphan"))
+    assert (only.bot_id, only.name, only.verdict) == (ownerless.id, "orphan", "")

@@ -9,7 +9,14 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from tournaments.errors import AuthorStateError, BotNameError, StorageError
-from tournaments.models import Bot, BotArchive, SeatResult, TournamentEntrant, utc_now
+from tournaments.models import (
+    Bot,
+    BotArchive,
+    SeatResult,
+    Submission,
+    TournamentEntrant,
+    utc_now,
+)
 from tournaments.store.authors import AuthorStore
 from tournaments.store.keys import digest_matches, hash_token, new_token
 
@@ -99,16 +106,22 @@ class BotStore(AuthorStore):
             return self._bot(session, key, include_removed=include_removed)
 
     def remove_bot(self, key: int | str) -> Literal["deleted", "retired"]:
-        """Delete a bot that never entered a tournament, else retire it (docs/storage.md)."""
+        """Delete a bot that never entered a tournament and that no submission made, else
+        retire it (docs/storage.md)."""
         # Retiring keeps matches, ratings and history intact so other bots' numbers and
-        # recompute() do not change; the token stops working and the bot leaves listings.
+        # recompute() do not change; the token stops working and the bot leaves listings. A
+        # submission's bot is its author's version: its submission names it, and its name
+        # stays taken, so a later version of that name numbers on from it.
         with self._write() as session:
             bot = self._bot(session, key, include_removed=False)
             entered = session.exec(
                 select(TournamentEntrant.tournament_id).where(TournamentEntrant.bot_id == bot.id)
             ).first()
             played = session.exec(select(SeatResult.id).where(SeatResult.bot_id == bot.id)).first()
-            if entered is None and played is None:
+            submitted = session.exec(
+                select(Submission.id).where(Submission.bot_id == bot.id)
+            ).first()
+            if entered is None and played is None and submitted is None:
                 session.delete(bot)
                 session.flush()
                 if bot.code_digest is not None:
