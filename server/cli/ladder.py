@@ -39,7 +39,7 @@ from tournaments.errors import TournamentError
 from tournaments.matchmaking import RULES, Rule, provisional
 from tournaments.models import Tournament, TournamentStatus
 from tournaments.ratings import Rating
-from tournaments.store import LADDER, LadderEntry, Store
+from tournaments.store import LADDER, LadderEntry, Store, ranked
 
 ladder_app = command_group("Run a game's ladder: continuous play of the tables it needs most.")
 
@@ -91,6 +91,8 @@ def ladder_run(
     tls = referee.tls()
     names = [b.strip() for b in (bots or "").split(",") if b.strip()]
     with open_store(db, create=True) as store:
+        if workers and store.engine.dialect.name != "postgresql":
+            fail("a ladder on workers needs PostgreSQL (--db postgresql://...)")
         ladder = _open_ladder(store, game, seats, option or [], move_ms, seed, names)
         assert ladder.id is not None
         entered = store.enter_ladder(ladder.id, resolve_names(store, names))
@@ -273,9 +275,7 @@ def _play(store: Store, ladder_id: int, server: LadderServer, plan: LadderPlan) 
 def show_ladder(store: Store, ladder_id: int, wide: bool = False) -> None:
     """The ladder's field ranked by μ − 3σ, provisional bots marked."""
     ladder = store.get_tournament(ladder_id)
-    field = sorted(
-        store.ladder_field(ladder_id), key=lambda e: (-(e.mu - 3 * e.sigma), -e.mu, e.bot.name)
-    )
+    field = ranked(store.ladder_field(ladder_id))
     rows = [
         [
             str(rank),
@@ -283,7 +283,7 @@ def show_ladder(store: Store, ladder_id: int, wide: bool = False) -> None:
             e.author,
             f"{e.mu:.2f}",
             f"{e.sigma:.2f}",
-            f"{e.mu - 3 * e.sigma:.2f}",
+            f"{e.conservative:.2f}",
             str(e.sets),
         ]
         for rank, e in enumerate(field, start=1)
@@ -392,15 +392,13 @@ def ladder_final(
         ladder = store.latest_ladder(game)
         if ladder is None or ladder.id is None:
             fail(f"no ladder of {game} yet; start one with: cardshark ladder run {game} --bots ...")
-        ranked = sorted(
-            store.ladder_field(ladder.id), key=lambda e: (-(e.mu - 3 * e.sigma), -e.mu, e.bot.name)
-        )
-        if len(ranked) < max(top, ladder.seats):
+        order = ranked(store.ladder_field(ladder.id))
+        if len(order) < max(top, ladder.seats):
             fail(
-                f"ladder {ladder.id} has {len(ranked)} bots in its field: a final of --top {top} "
+                f"ladder {ladder.id} has {len(order)} bots in its field: a final of --top {top} "
                 f"needs {max(top, ladder.seats)}"
             )
-        names = [e.bot.name for e in ranked[:top]]
+        names = [e.bot.name for e in order[:top]]
         policy = referee.policy(store, check=False)
         check_entrants(store, names, policy, referee.host, port)
         final = store.create_tournament(

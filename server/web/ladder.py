@@ -8,7 +8,7 @@ from typing import Any
 from server.web.bot import tagged
 from tournaments import matchmaking
 from tournaments.ratings import Rating
-from tournaments.store import LadderSet, Store, web_queries
+from tournaments.store import LadderSet, Store, ranked, web_queries
 
 RECENT_SETS = 10
 
@@ -18,9 +18,7 @@ def ladder_page(store: Store, game: str) -> dict[str, Any] | None:
     ladder = store.latest_ladder(game)
     if ladder is None or ladder.id is None:
         return None
-    field = sorted(
-        store.ladder_field(ladder.id), key=lambda e: (-(e.mu - 3 * e.sigma), -e.mu, e.bot.name)
-    )
+    field = ranked(store.ladder_field(ladder.id))
     recent = store.recent_sets(ladder.id, RECENT_SETS)
     ids = [e.bot_id for e in field] + [b for s in recent for b in s.table]
     tags = web_queries.bot_tags(store, ids)
@@ -34,7 +32,7 @@ def ladder_page(store: Store, game: str) -> dict[str, Any] | None:
                 "cells": [
                     f"{e.mu:.2f}",
                     f"{e.sigma:.2f}",
-                    f"{e.mu - 3 * e.sigma:.2f}",
+                    f"{e.conservative:.2f}",
                     str(e.sets),
                 ],
             },

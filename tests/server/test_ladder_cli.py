@@ -210,3 +210,11 @@ def test_a_killed_ladder_goes_on_with_no_set_lost_or_rated_twice(tmp_path: Path)
     assert after.keys() == before.keys()
     for bot, (mu, sigma) in before.items():
         assert abs(after[bot][0] - mu) < 1e-9 and abs(after[bot][1] - sigma) < 1e-9
+
+
+def test_a_ladder_on_workers_without_postgresql_is_refused_storing_nothing(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    out = cli("ladder", "run", GAME, "--bots", house(0.5), "--workers", db=db, code=2)
+    assert out.strip() == "error: a ladder on workers needs PostgreSQL (--db postgresql://...)"
+    with Store(db) as store:
+        assert store.list_tournaments() == [] and store.list_bots() == []

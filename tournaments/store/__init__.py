@@ -15,7 +15,14 @@ from tournaments.ratings import apply_match
 from tournaments.store.authors import AUTHOR_NAME, AuthorRow, AuthorStore, check_author_name
 from tournaments.store.base import StoreBase
 from tournaments.store.bots import BOT_NAME, hash_token, new_token
-from tournaments.store.ladders import LADDER, LadderEntry, LadderSet, LadderStore, ladder_seed
+from tournaments.store.ladders import (
+    LADDER,
+    LadderEntry,
+    LadderSet,
+    LadderStore,
+    ladder_seed,
+    ranked,
+)
 from tournaments.store.live import LiveRead, LiveStore
 from tournaments.store.matches import (
     LOAD_VOID_PREFIX,
@@ -69,6 +76,7 @@ __all__ = [
     "check_author_name",
     "hash_token",
     "ladder_seed",
+    "ranked",
     "new_token",
     "version_name",
 ]

@@ -52,6 +52,16 @@ class LadderEntry:
         assert self.bot.id is not None
         return self.bot.id
 
+    @property
+    def conservative(self) -> float:
+        """μ − 3σ, the ladder's sort key."""
+        return self.mu - 3 * self.sigma
+
+
+def ranked(entries: Sequence[LadderEntry]) -> list[LadderEntry]:
+    """A ladder's field in its order: by μ − 3σ, then μ, then name."""
+    return sorted(entries, key=lambda e: (-e.conservative, -e.mu, e.bot.name))
+
 
 @dataclass(frozen=True)
 class LadderSet:
