@@ -62,6 +62,7 @@ class RunFigures:
         self.started = time.monotonic()
         self.flight = f"at once ≤{concurrency}"
         self.load_voids = 0
+        self.per_process = ""
 
     def update(self, p: RunProgress) -> None:
         """Take a progress event's figures."""
@@ -71,6 +72,8 @@ class RunFigures:
         self.flight = f"at once {p.in_flight}/{p.limit}" + (
             f" (of {self.concurrency})" if p.limit < self.concurrency else ""
         )
+        if p.per_process:
+            self.per_process = "per process " + "+".join(map(str, p.per_process))
 
     @property
     def elapsed(self) -> float:
@@ -96,6 +99,7 @@ class BarReporter:
             TextColumn("matches"),
             TextColumn("{task.fields[rate]}"),
             TextColumn("{task.fields[flight]}"),
+            TextColumn("{task.fields[per_process]}"),
             TimeElapsedColumn(),
             TextColumn("eta"),
             TimeRemainingColumn(),
@@ -107,6 +111,7 @@ class BarReporter:
             completed=figures.done,
             rate="",
             flight=figures.flight,
+            per_process=figures.per_process,
         )
         self.bar.start()
 
@@ -114,7 +119,9 @@ class BarReporter:
         """Move the bar."""
         self.figures.update(progress)
         f = self.figures
-        self.bar.update(self.task, completed=f.done, rate=f.rate, flight=f.flight)
+        self.bar.update(
+            self.task, completed=f.done, rate=f.rate, flight=f.flight, per_process=f.per_process
+        )
 
     def close(self) -> None:
         """Leave the bar's last state on screen."""
@@ -133,9 +140,10 @@ class LineReporter:
         """The progress as one line."""
         f = self.figures
         rate = f", {f.rate}" if f.rate else ""
+        processes = f", {f.per_process}" if f.per_process else ""
         return (
             f"tournament {f.tournament_id}: {f.done}/{f.scheduled} matches{rate}, "
-            f"{f.flight}, {f.elapsed:.1f} s"
+            f"{f.flight}{processes}, {f.elapsed:.1f} s"
         )
 
     def update(self, progress: RunProgress) -> None:
@@ -176,6 +184,7 @@ def run_with_progress(
     port: int,
     allow_absent: bool = False,
     wait_s: float = REMOTE_WAIT_S,
+    processes: int = 1,
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
@@ -203,8 +212,19 @@ def run_with_progress(
             "first match",
             highlight=False,
         )
+        if processes > 1:
+            warn(f"remote bots connect to this process: --processes {processes} is not used")
     plan = RunPlan(
-        store, tournament_id, referee, tls, sandbox, concurrency, port, allow_absent, wait_s
+        store,
+        tournament_id,
+        referee,
+        tls,
+        sandbox,
+        concurrency,
+        port,
+        allow_absent,
+        wait_s,
+        processes,
     )
     plan.run(RunFigures(tournament_id, status.finished, status.scheduled, concurrency))
 
@@ -223,6 +243,7 @@ class RunPlan:
     port: int
     allow_absent: bool
     wait_s: float
+    processes: int = 1
 
     def run(self, figures: RunFigures) -> None:
         """Play with a progress report; an interruption exits 130 (143 on SIGTERM)."""
@@ -263,6 +284,7 @@ class RunPlan:
             transport=self.referee.transport,
             remote_wait_s=self.wait_s,
             on_waiting=self.waiting,
+            processes=self.processes,
         )
 
     def waiting(self, names: list[str]) -> None:

@@ -37,6 +37,15 @@ from server.match.records import REMOTE_WAIT_S
 from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
 from tournaments.store import Store, TournamentProgress
 
+ProcessesOption = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Referee processes, each on a core with its own copy of the managed bots "
+        "(docs/performance.md); a run with remote bots uses one.",
+    ),
+]
+
 tournament_app = command_group("Run and inspect tournaments.")
 
 
@@ -87,6 +96,7 @@ def tournament_run(
     ] = None,
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
+    processes: ProcessesOption = 1,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -117,7 +127,7 @@ def tournament_run(
             console.print(f"play it with: cardshark tournament resume {tid}")
             return
         play = (store, tid, referee, tls, policy, concurrency, port, allow_absent, wait_s)
-        play_to_the_end(store, tid, partial(run_with_progress, *play))
+        play_to_the_end(store, tid, partial(run_with_progress, *play, processes))
         show_ending(store, tid, db)
 
 
@@ -175,6 +185,7 @@ def tournament_resume(
     port: PortOption = 0,
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
+    processes: ProcessesOption = 1,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -188,7 +199,8 @@ def tournament_resume(
         store.get_tournament(tournament_id)  # an unknown id: one line before anything starts
         policy = referee.policy(store, check=False)
         args = (store, tournament_id, referee, tls, policy, concurrency, port, allow_absent)
-        play_to_the_end(store, tournament_id, partial(run_with_progress, *args, wait_s))
+        play = partial(run_with_progress, *args, wait_s, processes)
+        play_to_the_end(store, tournament_id, play)
         show_ending(store, tournament_id, db)
 
 

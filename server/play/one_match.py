@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from server.match.records import ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
-from server.play.arena import Arena
 from server.play.load import AdaptiveLimit, StormWatch
 from server.play.publish import LivePublisher
 from tournaments.errors import TournamentError
@@ -20,6 +19,22 @@ MAX_VOIDS = 3
 MAX_LOAD_VOIDS = 6  # replays of one match for server load before the run gives up, loudly
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+class Referee(Protocol):
+    """What plays a match: an Arena in this process, or a run's referee processes."""
+
+    async def play(
+        self,
+        game_name: str,
+        bots: Sequence[BotIdentity],
+        seed: int,
+        options: Mapping[str, Any] | None = None,
+        clock: ClockSettings | None = None,
+        match_id: str | None = None,
+    ) -> MatchRecord:
+        """Play one match attempt to its end and return its record."""
+        ...
 
 
 class StoreWriter:
@@ -52,7 +67,7 @@ def _retrieve(future: asyncio.Future[Match]) -> None:
 
 async def play_until_not_voided(
     store: Store,
-    arena: Arena,
+    arena: Referee,
     match: Match,
     identities: dict[int, BotIdentity],
     clock: ClockSettings,
@@ -92,8 +107,12 @@ async def play_until_not_voided(
         # Whether this attempt plays with the machine to itself, from start to end.
         solo_from = limit.crowding if limit is not None and limit.in_flight <= 1 else -1
         # Pages in other processes follow it through the store (server/play/publish.py).
-        publisher = LivePublisher(store, match_id, write)
-        publisher.start()
+        # A run's referee processes publish their own (referee_process.py), through the run.
+        publisher = None if getattr(arena, "publishes_live", False) else LivePublisher(
+            store, match_id, write
+        )
+        if publisher is not None:
+            publisher.start()
         try:
             record = await arena.play(
                 tournament.game,
@@ -104,7 +123,8 @@ async def play_until_not_voided(
                 match_id=str(match.id),
             )
         finally:
-            await publisher.stop()
+            if publisher is not None:
+                await publisher.stop()
         if code:
             record.code = [code.get(b) for b in match.seats]
         await started  # long written by now; raises if the start could not be

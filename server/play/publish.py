@@ -16,11 +16,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from server.match.live import LIVE, LiveMatches
 from server.views.spectator import Spectator
-from tournaments.store import Store
 
 PUBLISH_S = 0.25  # a match's snapshot is written at most this often
 
@@ -29,12 +28,22 @@ log = logging.getLogger(__name__)
 Write = Callable[..., "asyncio.Future[Any]"]
 
 
+class LiveSink(Protocol):
+    """Where snapshots go: the store, or a referee process's channel to the run."""
+
+    def publish_live(self, match_id: int, step: int, data: dict[str, Any]) -> None:
+        """Replace the match's snapshot."""
+
+    def clear_live(self, match_id: int) -> None:
+        """Remove the match's snapshot."""
+
+
 class LivePublisher:
     """Publishes one match attempt's public snapshots while it is played (start, then stop)."""
 
     def __init__(
         self,
-        store: Store,
+        store: LiveSink,
         match_id: int,
         write: Write,
         lives: LiveMatches = LIVE,

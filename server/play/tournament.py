@@ -15,8 +15,10 @@ from server.match.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
 from server.play.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
 from server.play.load import AdaptiveLimit, StormWatch
-from server.play.one_match import StoreWriter, play_until_not_voided
+from server.play.one_match import Referee, StoreWriter, play_until_not_voided
 from server.play.preflight import BotsDidNotStart, await_remote, start_managed, wrong_game
+from server.play.referee_pool import PoolEvents, PoolPlan, RefereePool
+from server.play.referee_wire import Live, ManagedEntrant
 from server.transport.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
 from tournaments.models import Bot, Match, Tournament, TournamentStatus
@@ -34,6 +36,7 @@ class Progress:
     in_flight: int = 0
     limit: int = 0  # matches allowed at once now (the runner lowers it under load)
     load_voids: int = 0  # matches voided for server load and replayed, so far
+    per_process: tuple[int, ...] = ()  # attempts each referee process played (--processes)
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -77,6 +80,7 @@ async def run_tournament(
     transport: str = DEFAULT_TRANSPORT,
     remote_wait_s: float = REMOTE_WAIT_S,
     on_waiting: Callable[[list[str]], None] | None = None,
+    processes: int = 1,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -92,6 +96,11 @@ async def run_tournament(
     when it forfeits its matches at once. A bot whose Hello names games, not this one, stops
     the run whatever allow_absent says. A managed bot whose process ends mid-run, or a
     remote bot that disconnects, is reported to on_bot_exit once.
+
+    With processes > 1 and no remote entrant, the matches are refereed by that many referee
+    processes, each with its own copy of every managed bot (server/play/referee_pool.py);
+    this process still writes every row. Remote bots connect to this process, so a
+    tournament with one is refereed here.
     """
     run = Run(
         concurrency,
@@ -102,6 +111,7 @@ async def run_tournament(
         on_bot_exit,
         remote_wait_s,
         on_waiting,
+        processes,
     )
     if arena is not None:
         return await _run(store, tournament_id, arena, run)
@@ -131,6 +141,7 @@ class Run:
     on_bot_exit: BotExitCallback | None
     remote_wait_s: float = REMOTE_WAIT_S
     on_waiting: Callable[[list[str]], None] | None = None
+    processes: int = 1
 
 
 async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
@@ -154,11 +165,27 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     storms = StormWatch()
     load_voids = [0]
 
+    tasks: list[asyncio.Task[None]] = []
+    lag = arena.hub.lag
+    pool = _pool(store, tournament, entrants, arena, run, settings, logs, writer, storms)
+    referee: Referee = arena if pool is None else pool
+
+    def loop_lag() -> float:
+        here = lag.percentile(0.9, clear=True)
+        return here if pool is None else max(here, pool.lag)
+
+    follower = asyncio.create_task(limit.follow(loop_lag))
+    mine: set[str] = set()
+
+    def exited(bot: ManagedBot) -> None:
+        if bot.name in mine and run.on_bot_exit is not None:
+            run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
+
     async def play(match: Match) -> None:
         async with limit:
             record = await play_until_not_voided(
                 store,
-                arena,
+                referee,
                 match,
                 identities,
                 settings,
@@ -177,18 +204,18 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         await writer.submit(committer.finish, match.schedule_index, finished)
         if run.on_progress is not None:
             done = already + committer.committed
+            per_process = () if pool is None else tuple(pool.played)
             run.on_progress(
-                Progress(done, total, record, limit.in_flight, limit.limit, load_voids[0])
+                Progress(
+                    done,
+                    total,
+                    record,
+                    limit.in_flight,
+                    limit.limit,
+                    load_voids[0],
+                    per_process,
+                )
             )
-
-    tasks: list[asyncio.Task[None]] = []
-    lag = arena.hub.lag
-    follower = asyncio.create_task(limit.follow(lambda: lag.percentile(0.9, clear=True)))
-    mine: set[str] = set()
-
-    def exited(bot: ManagedBot) -> None:
-        if bot.name in mine and run.on_bot_exit is not None:
-            run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
 
     arena.exit_listeners.append(exited)
     dropped = _remote_drop_warning(entrants, run)
@@ -197,10 +224,13 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
     arena.hold(remote)  # told Goodbye at the end, unless another running tournament needs them
     reason = TOURNAMENT_STOPPED
     try:
-        managed = await _bring_entrants(
-            store, tournament, entrants, arena, run, settings, logs, already, spawned
-        )
-        mine.update(managed)
+        if pool is None:
+            managed = await _bring_entrants(
+                store, tournament, entrants, arena, run, settings, logs, already, spawned
+            )
+            mine.update(managed)
+        else:
+            await _bring_to_pool(pool, tournament, run, already)
         tasks = [asyncio.create_task(play(m)) for m in pending]
         await asyncio.gather(*tasks)
         reason = TOURNAMENT_FINISHED
@@ -210,9 +240,84 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
         stop_listening()
         for task in tasks:
             task.cancel()
-        await asyncio.gather(arena.stop_bots(spawned, reason), arena.release(remote, reason))
+        await asyncio.gather(
+            arena.stop_bots(spawned, reason),
+            arena.release(remote, reason),
+            *([] if pool is None else [pool.stop(reason)]),
+        )
         await writer.close()
     return committer.committed
+
+
+def _pool(
+    store: Store,
+    tournament: Tournament,
+    entrants: Sequence[Bot],
+    arena: Arena,
+    run: Run,
+    settings: ClockSettings,
+    logs: Path,
+    writer: StoreWriter,
+    storms: StormWatch,
+) -> RefereePool | None:
+    """The run's referee processes, when it asks for more than one and every entrant is
+    managed (remote bots connect to this process: a run with one referees here)."""
+    if run.processes < 2 or any(not b.command for b in entrants):
+        return None
+    bots = tuple(
+        ManagedEntrant(b.name, str(b.id), b.command, b.code_digest)
+        for b in entrants
+        if b.command and b.id is not None
+    )
+    archives = {
+        b.digest: archive
+        for b in bots
+        if b.digest is not None and (archive := store.bot_archive(b.digest)) is not None
+    }
+    plan = PoolPlan(
+        tournament.game,
+        bots,
+        archives,
+        logs,
+        arena.sandbox,
+        arena.cpu_clocks,
+        arena.transport,
+        settings.no_show_s,
+    )
+
+    def live(message: Live) -> None:
+        if message.step < 0:
+            written = writer.submit(store.clear_live, message.match_id)
+        else:
+            written = writer.submit(
+                store.publish_live, message.match_id, message.step, message.data
+            )
+        written.add_done_callback(_quiet)
+
+    def bot_exited(name: str, how: str, log: Path | None) -> None:
+        if run.on_bot_exit is not None:
+            run.on_bot_exit(name, how, log)
+
+    return RefereePool(plan, run.processes, PoolEvents(live, storms.note, bot_exited))
+
+
+def _quiet(future: asyncio.Future[None]) -> None:
+    """A live snapshot's write failed: the page shows the replay instead; play goes on."""
+    if not future.cancelled():
+        future.exception()
+
+
+async def _bring_to_pool(pool: RefereePool, tournament: Tournament, run: Run, already: int) -> None:
+    """Start the referee processes and their bots; raise BotsDidNotStart as _bring_entrants."""
+    assert tournament.id is not None
+    failed = await pool.start()
+    stop = any(f.server_fault or f.refused for f in failed)
+    if failed and (not run.allow_absent or stop):
+        raise BotsDidNotStart(tournament.id, failed, already)
+    for failure in failed:
+        pool.mark_gone(failure.bot_id, failure.reason)
+        if run.on_bot_exit is not None:
+            run.on_bot_exit(failure.name, failure.reason, failure.log_path)
 
 
 def _remote_drop_warning(entrants: Sequence[Bot], run: Run) -> Callable[[BotIdentity], None]:
