@@ -1,0 +1,233 @@
+"""`tournament run --processes N`: the same rows at any N, and a referee process killed with
+-9 mid-match voids that match, which is played again and rated once."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.test_tournament_cli import ROOT, assert_complete_and_consistent
+from tournaments.store import Store
+
+EXAMPLES = ROOT / "clients" / "python" / "examples"
+HANG_ONCE = ROOT / "tests" / "server" / "bots" / "hang_once.py"
+KILLED = "server error: referee process"
+
+
+def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+    """Run the cardshark command on the SQLite file db; fails the test unless it exits 0."""
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", *args, "--db", f"sqlite:///{db}"],
+        cwd=db.parent,  # its logs/
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run
+
+
+def field(db: Path, fifo: Path) -> list[str]:
+    """Two rule bots and two seeded ones (hang_once, with its mark already made: it never
+    hangs here); the names."""
+    fifo.with_name(fifo.name + ".mark").touch()
+    bots = {
+        "rules1": f"{sys.executable} {EXAMPLES / 'knaves_bot.py'}",
+        "rules2": f"{sys.executable} {EXAMPLES / 'knaves_bot.py'}",
+        "seeded1": f"{sys.executable} {HANG_ONCE} {fifo}",
+        "seeded2": f"{sys.executable} {HANG_ONCE} {fifo}",
+    }
+    for name, command in bots.items():
+        cli("bot", "add", name, "--command", command, db=db)
+    return list(bots)
+
+
+def stored_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """What a tournament stored, without ids, times and move times: matches, seats, ratings
+    and their history, by schedule index and bot name."""
+    with sqlite3.connect(db) as con:
+        matches = con.execute(
+            "SELECT schedule_index, attempt, round, table_index, rotation, seed, seats, status, "
+            "json_extract(result, '$.scores'), json_extract(record, '$.actions') "
+            "FROM matches ORDER BY schedule_index, attempt"
+        ).fetchall()
+        seats = con.execute(
+            "SELECT m.schedule_index, s.seat, b.name, s.score, s.rank, s.faults, s.forfeited "
+            "FROM seat_results s JOIN matches m ON m.id = s.match_id JOIN bots b "
+            "ON b.id = s.bot_id ORDER BY m.schedule_index, s.seat"
+        ).fetchall()
+        ratings = con.execute(
+            "SELECT b.name, r.game, r.mu, r.sigma, r.matches, r.score_sum, r.faults "
+            "FROM ratings r JOIN bots b ON b.id = r.bot_id ORDER BY b.name"
+        ).fetchall()
+        history = con.execute(
+            "SELECT m.schedule_index, b.name, h.mu_before, h.sigma_before, h.mu_after, "
+            "h.sigma_after FROM rating_history h JOIN matches m ON m.id = h.match_id "
+            "JOIN bots b ON b.id = h.bot_id ORDER BY m.schedule_index, b.name"
+        ).fetchall()
+    return {"matches": matches, "seats": seats, "ratings": ratings, "history": history}
+
+
+def test_one_two_and_three_referee_processes_store_the_same_rows(tmp_path: Path) -> None:
+    stored = {}
+    for processes in (1, 2, 3):
+        db = tmp_path / f"p{processes}.db"
+        names = field(db, tmp_path / f"fifo{processes}")
+        run = cli(
+            "tournament",
+            "run",
+            "knaves",
+            "--bots",
+            ",".join(names),
+            "--seed",
+            "11",
+            "--tables",
+            "4",
+            "--concurrency",
+            "4",
+            "--processes",
+            str(processes),
+            "--sandbox",
+            "none",
+            db=db,
+        )
+        played = [line for line in run.stderr.splitlines() if "24/24 matches" in line]
+        assert played, run.stderr
+        if processes > 1:
+            counts = played[-1].split("per process ")[1].split(",")[0].split("+")
+            assert len(counts) == processes and sum(map(int, counts)) == 24, played[-1]
+            assert all(int(n) > 0 for n in counts), f"a referee process played nothing: {played}"
+        else:
+            assert "per process" not in played[-1]
+        stored[processes] = stored_rows(db)
+        with Store(f"sqlite:///{db}") as store:
+            assert_complete_and_consistent(store, 1)
+    assert len(stored[1]["seats"]) == 24 * 3
+    assert stored[2] == stored[1]
+    assert stored[3] == stored[1]
+
+
+def referee_of(pid: int) -> int:
+    """The referee process a bot process runs under (its nearest such ancestor)."""
+    while pid > 1:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"server.play.referee_process" in cmdline:
+            return pid
+        pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    raise AssertionError("the bot runs under no referee process")
+
+
+def test_a_referee_process_killed_mid_match_voids_it_and_it_is_played_again(
+    tmp_path: Path,
+) -> None:
+    run, db, bot = start_hanging_run(tmp_path)
+    try:
+        os.kill(referee_of(bot), signal.SIGKILL)
+        out, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, out + err
+    assert "Standings of tournament 1" in out
+    with Store(f"sqlite:///{db}") as store:
+        assert_complete_and_consistent(store, 1)
+        voided = [m for m in store.matches(1) if m.status == "voided"]
+        assert voided, "the killed referee's match was not voided"
+        for m in voided:
+            reason = str((m.result or {}).get("void_reason", ""))
+            assert KILLED in reason and f"was killed by signal {signal.SIGKILL}" in reason, reason
+        finished = {m.schedule_index for m in store.matches(1) if m.status == "finished"}
+        assert {m.schedule_index for m in voided} <= finished
+
+
+def start_hanging_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, int]:
+    """A --processes 2 run whose first decision hangs: the run, its database, and the pid of
+    the bot that hangs, once it does."""
+    db = tmp_path / "cs.db"
+    fifo = tmp_path / "fifo"
+    names = field(db, fifo)
+    fifo.with_name(fifo.name + ".mark").unlink()
+    os.mkfifo(fifo)
+    listening = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "server.cli",
+            "tournament",
+            "run",
+            "knaves",
+            "--bots",
+            ",".join(names),
+            "--seed",
+            "11",
+            "--tables",
+            "3",
+            "--processes",
+            "2",
+            "--move-ms",
+            "60000",
+            "--sandbox",
+            "none",
+            "--db",
+            f"sqlite:///{db}",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        readable: list[int] = []
+        for _ in range(120):
+            readable, _, _ = select.select([listening], [], [], 1)
+            if readable or run.poll() is not None:
+                break
+        assert readable, f"no bot reached its first decision: {run.communicate()}"
+        return run, db, int(os.read(listening, 64).split()[0])
+    finally:
+        os.close(listening)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_the_run_stopped_mid_match_takes_its_referee_processes_along_and_resumes(
+    tmp_path: Path, how: signal.Signals
+) -> None:
+    run, db, bot = start_hanging_run(tmp_path)
+    referees = [
+        int(pid)
+        for pid in Path(f"/proc/{run.pid}/task/{run.pid}/children").read_text().split()
+        if b"server.play.referee_process" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    ]
+    assert referee_of(bot) in referees and len(referees) == 2
+    watches = [os.pidfd_open(pid) for pid in [*referees, bot]]
+    try:
+        os.kill(run.pid, how)
+        out, err = run.communicate(timeout=120)
+        # Each pidfd is readable once its process has exited.
+        waiting = list(watches)
+        while waiting:
+            gone, _, _ = select.select(waiting, [], [], 60)
+            assert gone, "a referee process or bot outlived the run"
+            waiting = [w for w in waiting if w not in gone]
+    finally:
+        for watch in watches:
+            os.close(watch)
+        if run.poll() is None:
+            run.kill()
+    if how == signal.SIGINT:
+        assert run.returncode == 130, out + err
+        assert "interrupted by Ctrl-C" in err
+    else:
+        assert run.returncode == -signal.SIGKILL
+    cli("tournament", "resume", "1", "--processes", "2", "--sandbox", "none", db=db)
+    with Store(f"sqlite:///{db}") as store:
+        assert_complete_and_consistent(store, 1)
