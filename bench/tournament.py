@@ -14,6 +14,9 @@ Printed per level: matches/s, whether it was fair, the matches voided for load, 
 limit the runner fell to, and the referee's own loop lag (p50, p99).
 `max_fair_matches_per_s` is the best fair level's throughput. `preflight_s` is the wall time
 to start 5 sandboxed managed bots and hear each say Hello (median of 3).
+`processes_scaling` (--processes-scaling PAIRS, default 3): the same round robin with
+`--processes 1` and `--processes 2`, alternating, PAIRS times; each pair's ratio of
+matches/s (2 over 1) and their median, with the seconds per 1000 matches of each run.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shlex
 import statistics
 import sys
@@ -186,6 +190,7 @@ async def throughput(
     transport: str | None = None,
     *,
     write: bool = True,
+    processes: int = 1,
 ) -> dict[str, Any]:
     """One round robin of at least `matches` matches, stored and rated (or, without write,
     played with no match written); its figures."""
@@ -222,6 +227,7 @@ async def throughput(
             arena=arena,
             on_progress=seen,
             log_dir=f"{tmp}/logs",
+            processes=processes,
         )
         elapsed = time.perf_counter() - start
     faults = sum(
@@ -230,6 +236,7 @@ async def throughput(
     )
     figures = {
         "transport": transport or "default",
+        "processes": processes,
         "matches": played,
         "concurrency": concurrency,
         "seconds": elapsed,
@@ -262,6 +269,13 @@ def main() -> None:
         metavar="PAIRS",
         help="also play PAIRS round robins with nothing written, alternating with stored ones",
     )
+    parser.add_argument(
+        "--processes-scaling",
+        type=int,
+        default=3,
+        metavar="PAIRS",
+        help="pairs of round robins at --processes 1 and 2 (0: none)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if (why := unavailable_reason()) is not None:
@@ -274,6 +288,8 @@ def main() -> None:
         print("round robin: done", file=sys.stderr, flush=True)
         if args.store_cost:
             summary["store_cost"] = store_cost(args, at, tmp)
+        if args.processes_scaling:
+            summary["processes_scaling"] = processes_scaling(args, at, tmp)
         if args.sweep:
             summary["sweep"] = sweep(args, tmp)
     if args.json:
@@ -289,6 +305,15 @@ def main() -> None:
     )
     if args.sweep:
         print_sweep(summary["sweep"], args.move_ms)
+    if args.processes_scaling:
+        scaling = summary["processes_scaling"]
+        print(
+            f"--processes 2 over 1: {scaling['median_ratio']:.2f}x (median of "
+            f"{len(scaling['ratios'])} pairs: "
+            + ", ".join(f"{r:.2f}" for r in scaling["ratios"])
+            + f"); s per 1000 at 2: {scaling['seconds_per_1000'][2]:.1f}, "
+            f"at 1: {scaling['seconds_per_1000'][1]:.1f}"
+        )
     if args.store_cost:
         cost = summary["store_cost"]
         print(
@@ -297,6 +322,27 @@ def main() -> None:
             + ", ".join(f"{100 * p:.1f} %" for p in cost["pairs"])
             + ")"
         )
+
+
+def processes_scaling(args: argparse.Namespace, at: int, tmp: str) -> dict[str, Any]:
+    """The round robin at --processes 1 and 2, alternating, args.processes_scaling times."""
+    ratios: list[float] = []
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    for pair in range(args.processes_scaling):
+        rates = {}
+        for processes in (1, 2) if pair % 2 == 0 else (2, 1):
+            run = asyncio.run(throughput(args.matches, at, None, tmp, processes=processes))
+            assert run["faults"] == 0, f"faults at --processes {processes}: {run}"
+            rates[processes] = run["matches_per_s"]
+            seconds[processes].append(run["seconds_per_1000"])
+            print(f"processes {processes}: done", file=sys.stderr, flush=True)
+        ratios.append(rates[2] / rates[1])
+    return {
+        "ratios": ratios,
+        "median_ratio": statistics.median(ratios),
+        "seconds_per_1000": {n: statistics.median(s) for n, s in seconds.items()},
+        "cores": len(os.sched_getaffinity(0)),
+    }
 
 
 def store_cost(args: argparse.Namespace, at: int, tmp: str) -> dict[str, Any]:
