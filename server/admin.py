@@ -104,10 +104,13 @@ class AdminService(admin_pb2_grpc.AdminServicer):
     method reads or changes anything.
     """
 
-    def __init__(self, store: Store, arena: Arena, admin_token: str | None) -> None:
+    def __init__(
+        self, store: Store, arena: Arena, admin_token: str | None, processes: int = 1
+    ) -> None:
         self.store = store
         self.arena = arena
         self.admin_token = admin_token
+        self.processes = processes  # referee processes a tournament is played by
         self.running: dict[int, asyncio.Task[int]] = {}
 
     async def interrupt_all(self) -> list[int]:
@@ -266,6 +269,7 @@ class AdminService(admin_pb2_grpc.AdminServicer):
                 concurrency=request.concurrency or 1,
                 arena=self.arena,
                 on_progress=on_progress,
+                processes=self.processes,
             )
         )
         self.running[tid] = task

@@ -64,6 +64,14 @@ def serve(
     build_mb: Annotated[
         int, typer.Option(min=1, help="MiB a submission's build may write.")
     ] = SubmissionLimits.build_mb,
+    processes: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Referee processes a tournament is played by, each on a core with its own "
+            "copy of the managed bots; a tournament with remote bots uses one.",
+        ),
+    ] = 1,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -88,7 +96,7 @@ def serve(
     with open_store(db, create=True) as store:
         plan = ServePlan(
             store, referee, port, web_port, log_dir, admin_token, limits, referee.tls(),
-            referee.policy(store, log_dir),
+            referee.policy(store, log_dir), processes,
         )  # fmt: skip
         log_directory(log_dir)
         try:
@@ -111,6 +119,7 @@ class ServePlan:
     limits: SubmissionLimits
     tls: TlsConfig | None
     policy: SandboxPolicy
+    processes: int = 1
 
     async def run(self) -> str:
         """Serve until Ctrl-C or SIGTERM; returns which stopped it."""
@@ -136,7 +145,7 @@ class ServePlan:
             tls=self.tls, sandbox=self.policy, cpu_clocks=self.referee.cpu_clocks,
             transport=self.referee.transport,
         )  # fmt: skip
-        admin = AdminService(self.store, arena, self.admin_token)
+        admin = AdminService(self.store, arena, self.admin_token, self.processes)
         build = BuildLimits(time_s=self.limits.build_seconds, write_mb=self.limits.build_mb)
         verdicts = Verdicts(self.store, VerdictSettings(self.policy, self.log_dir, build=build))
         submissions = SubmissionsService(self.store, verdicts, self.limits)

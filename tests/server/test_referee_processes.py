@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 
 from tests.server.test_tournament_cli import ROOT, assert_complete_and_consistent
@@ -231,3 +232,44 @@ def test_the_run_stopped_mid_match_takes_its_referee_processes_along_and_resumes
     cli("tournament", "resume", "1", "--processes", "2", "--sandbox", "none", db=db)
     with Store(f"sqlite:///{db}") as store:
         assert_complete_and_consistent(store, 1)
+
+
+def test_serve_plays_an_admin_tournament_in_its_referee_processes(tmp_path: Path) -> None:
+    from cardshark.v1 import admin_pb2 as admin_pb
+    from cardshark.v1 import admin_pb2_grpc
+    from tests.server.test_admin import AUTH, TOKEN, start_serve
+
+    proc, address = start_serve(
+        tmp_path, "--processes", "2", "--sandbox", "none", env={"CARDSHARK_ADMIN_TOKEN": TOKEN}
+    )
+    try:
+        with grpc.insecure_channel(address) as channel:
+            admin = admin_pb2_grpc.AdminStub(channel)
+            names = []
+            for i in range(3):
+                command = f"{sys.executable} {EXAMPLES / 'knaves_bot.py'}"
+                request = admin_pb.AddBotRequest(name=f"b{i}", command=command)
+                names.append(admin.AddBot(request, metadata=AUTH).bot.name)
+            created = admin.CreateTournament(
+                admin_pb.CreateTournamentRequest(game="knaves", bots=names, rounds=2, seed=3),
+                metadata=AUTH,
+            ).tournament
+            updates = list(
+                admin.RunTournament(
+                    admin_pb.RunTournamentRequest(
+                        tournament_id=created.tournament_id, concurrency=4
+                    ),
+                    metadata=AUTH,
+                )
+            )
+        assert updates[-1].status == "finished" and updates[-1].finished == 12
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    # Each referee process started its own copy of every bot, each with its own log.
+    logs = tmp_path / "logs" / f"tournament-{created.tournament_id}"
+    each = [f"b{i}.stderr.log" for i in range(3)]
+    assert sorted(p.name for p in logs.glob("*.stderr.log")) == each
+    assert sorted(p.name for p in (logs / "referee-1").iterdir()) == each
+    with Store(f"sqlite:///{tmp_path / 'cs.db'}") as store:
+        assert_complete_and_consistent(store, created.tournament_id)
