@@ -1,5 +1,6 @@
 """A match played by another process than the web page's is followed live in Chromium: by a
-real `cardshark worker` on PostgreSQL, and by a `cardshark tournament resume` on SQLite. The
+real `cardshark worker` on PostgreSQL, and by a `cardshark tournament resume` on SQLite (in
+process, and in a referee process of `--processes 2`). The
 page draws the table as the replay does (seats with the bots' names, the trick in the middle)
 and it changes as moves arrive, one decision behind, with no reload and no card some seat
 cannot see; when the match ends the page turns into the replay."""
@@ -107,7 +108,12 @@ def test_a_match_played_by_a_worker_is_followed_live(
             follow(page, url, mid, play, store)
 
 
-def test_a_match_played_by_a_cli_tournament_is_followed_live(tmp_path: Path, page: Page) -> None:
+@pytest.mark.parametrize("processes", [1, 2], ids=["in-process", "referee-processes"])
+def test_a_match_played_by_a_cli_tournament_is_followed_live(
+    tmp_path: Path, page: Page, processes: int
+) -> None:
+    """With --processes 2 the match is played in a referee process, which sends its snapshots
+    to the run, which writes them."""
     db = f"sqlite:///{tmp_path / 'cs.db'}"
     with Store(db) as store:
         names = [
@@ -122,7 +128,8 @@ def test_a_match_played_by_a_cli_tournament_is_followed_live(tmp_path: Path, pag
                 runs.append(
                     subprocess.Popen(
                         [sys.executable, "-m", "server.cli", "tournament", "resume", str(tid)]
-                        + ["--concurrency", "1", "--port", str(free_port()), "--db", db],
+                        + ["--concurrency", "1", "--port", str(free_port()), "--db", db]
+                        + ["--processes", str(processes)],
                         cwd=ROOT,
                         stdout=subprocess.DEVNULL,
                         stderr=subprocess.DEVNULL,
