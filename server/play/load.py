@@ -54,12 +54,16 @@ class AdaptiveLimit:
         self.in_flight = 0
         self.lowest = self.ceiling
         self.crowding = 0  # times a holder entered beside another: a match alone sees none
-        self._changed = asyncio.Condition()
+        # Who waits for a place, first come first served: a freed place is handed to the
+        # first (waking every waiter at every end cost O(matches) a match, and woken waiters
+        # that found no place went to the back of the line, out of schedule order).
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     async def __aenter__(self) -> AdaptiveLimit:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < self.limit)
+        if self.in_flight < self.limit and not self._waiting:
             self._enter()
+        else:
+            await self._wait(first=False)
         return self
 
     def _enter(self) -> None:
@@ -67,22 +71,48 @@ class AdaptiveLimit:
         if self.in_flight > 1:
             self.crowding += 1
 
+    async def _wait(self, *, first: bool) -> None:
+        """Wait in line (at its head if first) until a place is handed over."""
+        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if first:
+            self._waiting.appendleft(place)
+        else:
+            self._waiting.append(place)
+        try:
+            await place
+        except asyncio.CancelledError:
+            if place.done() and not place.cancelled():  # handed a place it will not use
+                self.in_flight -= 1
+                self._hand_over()
+            elif place in self._waiting:  # not yet passed over by a hand-over
+                self._waiting.remove(place)
+            raise
+
+    def _hand_over(self) -> None:
+        """Give the places under the limit to those first in line."""
+        while self._waiting and self.in_flight < self.limit:
+            place = self._waiting.popleft()
+            if not place.done():
+                self._enter()
+                place.set_result(None)
+
     def alone_since(self, crowding: int) -> bool:
         """True if one holder has been alone since crowding was read (and is now)."""
         return self.in_flight <= 1 and self.crowding == crowding
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._changed:
-            self.in_flight -= 1
-            self._changed.notify_all()
+        self.in_flight -= 1
+        self._hand_over()
 
     async def requeue(self) -> None:
-        """Give the held place back and wait for one under the (lowered) limit again."""
-        async with self._changed:
-            self.in_flight -= 1
-            self._changed.notify_all()
-            await self._changed.wait_for(lambda: self.in_flight < self.limit)
+        """Give the held place back and wait, first in line, for one under the (lowered)
+        limit again."""
+        self.in_flight -= 1
+        self._hand_over()
+        if self.in_flight < self.limit and not self._waiting:
             self._enter()
+        else:
+            await self._wait(first=True)
 
     def shrink(self) -> None:
         """Halve the limit (at least 1): holders over it finish, none start until under."""
@@ -92,9 +122,8 @@ class AdaptiveLimit:
     async def grow(self) -> None:
         """One more, up to the ceiling."""
         if self.limit < self.ceiling:
-            async with self._changed:
-                self.limit += 1
-                self._changed.notify_all()
+            self.limit += 1
+            self._hand_over()
 
     async def follow(self, lag_p90: Callable[[], float], period_s: float = 0.25) -> None:
         """Every period, adjust to the loop's recent p90 lag, until cancelled."""

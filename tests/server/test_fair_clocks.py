@@ -299,6 +299,75 @@ def test_a_held_place_waits_under_a_lowered_limit() -> None:
     assert asyncio.run(run()) == ["holder in", "holder out", "replay"]
 
 
+def test_every_freed_place_is_taken_at_once_by_the_next_in_arrival_order() -> None:
+    async def settle() -> None:
+        for _ in range(10):  # a few turns of the loop: no real time passes
+            await asyncio.sleep(0)
+
+    async def run() -> None:
+        limit = AdaptiveLimit(3)
+        entered: list[int] = []
+        gates = [asyncio.Event() for _ in range(40)]
+
+        async def match(i: int) -> None:
+            async with limit:
+                entered.append(i)
+                await gates[i].wait()
+
+        tasks = [asyncio.create_task(match(i)) for i in range(40)]
+        await settle()
+        assert entered == [0, 1, 2] and limit.in_flight == 3
+        for i in range(20):
+            gates[i].set()
+            await settle()
+            assert entered == list(range(i + 4)) and limit.in_flight == 3
+        limit.shrink()  # 1: the holders over it finish, none enters
+        for i in (20, 21):
+            gates[i].set()
+            await settle()
+            assert entered == list(range(23)) and limit.in_flight == 3 - (i - 19)
+        gates[22].set()  # the last holder over the limit: one enters
+        await settle()
+        assert entered == list(range(24)) and limit.in_flight == 1
+        await limit.grow()  # 2: one more place, taken at once
+        await settle()
+        assert entered == list(range(25)) and limit.in_flight == 2
+        for gate in gates:
+            gate.set()
+        await asyncio.gather(*tasks)
+        assert entered == list(range(40)) and limit.in_flight == 0
+
+    asyncio.run(run())
+
+
+def test_a_cancelled_waiter_leaves_no_place_taken() -> None:
+    async def run() -> tuple[list[str], int]:
+        limit = AdaptiveLimit(1)
+        entered: list[str] = []
+        release = asyncio.Event()
+
+        async def match(name: str) -> None:
+            async with limit:
+                entered.append(name)
+                await release.wait()
+
+        first = asyncio.create_task(match("first"))
+        await asyncio.sleep(0)
+        waiting = asyncio.create_task(match("cancelled while waiting"))
+        handed = asyncio.create_task(match("cancelled when handed a place"))
+        last = asyncio.create_task(match("last"))
+        await asyncio.sleep(0)
+        waiting.cancel()
+        release.set()  # first leaves: its place is handed to the next in line...
+        await asyncio.sleep(0)
+        handed.cancel()  # ...which is cancelled before it runs: the place goes on to last
+        await asyncio.gather(first, last)
+        await asyncio.gather(waiting, handed, return_exceptions=True)
+        return entered, limit.in_flight
+
+    assert asyncio.run(run()) == (["first", "last"], 0)
+
+
 def test_concurrency_within_the_machine_says_nothing() -> None:
     assert concurrency_warning(fitting_concurrency(), 5) is None
     warning = concurrency_warning(fitting_concurrency() * 8, 3)
