@@ -208,6 +208,18 @@ class TournamentGoal(SQLModel, table=True):
         return ConfidenceGoal(self.confidence, self.max_rounds)
 
 
+class LadderError(SQLModel, table=True):
+    """An error a ladder run met (a set it could not play, a bot it left out, a scheduler
+    that stopped), kept with its time so that `ladder status` shows the last one."""
+
+    __tablename__ = "ladder_errors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    at: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+    message: str
+
+
 class TournamentEntrant(SQLModel, table=True):
     """A bot entered in a tournament, at its position in the entrant list."""
 

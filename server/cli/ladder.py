@@ -307,7 +307,8 @@ def show_ladder(store: Store, ladder_id: int, wide: bool = False) -> None:
 
 @ladder_app.command("status")
 def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> None:
-    """The game's ladder: sets played and in play, its field, who is provisional."""
+    """The game's ladder: sets played and in play, its field, who is provisional, and the
+    last error a run of it met."""
     with open_store(db) as store:
         ladder = store.latest_ladder(game)
         if ladder is None or ladder.id is None:
@@ -330,6 +331,14 @@ def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> N
         holder = scheduler_holder(store, ladder.id)
         if holder is not None:
             console.print(f"scheduled for workers by {holder}", highlight=False)
+        error = store.last_ladder_error(ladder.id)
+        console.print(
+            "last error: "
+            + (f"{error.at:%Y-%m-%d %H:%M:%S} UTC: {error.message}" if error else "none"),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         show_ladder(store, ladder.id, wide)
 
 

@@ -9,12 +9,14 @@ ratings those a recompute gives.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from server.bots.house import parse_house
@@ -218,3 +220,81 @@ def test_a_ladder_on_workers_without_postgresql_is_refused_storing_nothing(tmp_p
     assert out.strip() == "error: a ladder on workers needs PostgreSQL (--db postgresql://...)"
     with Store(db) as store:
         assert store.list_tournaments() == [] and store.list_bots() == []
+
+
+def last_error(db: str) -> str:
+    """`ladder status`'s last-error line."""
+    (line,) = [x for x in cli("ladder", "status", GAME, db=db).splitlines() if "last error" in x]
+    return line
+
+
+def stamped(line: str, before: datetime, after: datetime) -> str:
+    """The message of a `last error: TIME UTC: MESSAGE` line, its time checked within
+    [before, after] (to the second)."""
+    prefix, _, rest = line.partition(": ")
+    assert prefix == "last error", line
+    at, _, message = rest.partition(" UTC: ")
+    when = datetime.strptime(at, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    assert before.replace(microsecond=0) <= when <= after, line
+    return message
+
+
+def test_ladder_status_shows_a_bot_left_out_as_the_last_error(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    cli("ladder", "run", GAME, "--bots", bots, "--sets", "1", "--seed", "5", db=db)
+    assert last_error(db) == "last error: none"
+    crash = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+    cli("bot", "add", "broken", "--command", crash, db=db)
+    cli("ladder", "add", GAME, "broken", db=db)
+    before = datetime.now(UTC)
+    out = cli("ladder", "run", GAME, "--sets", "1", db=db)
+    after = datetime.now(UTC)
+    assert out.count("bot 'broken' is not playing: ") == 1, out  # once, with its reason
+    message = stamped(last_error(db), before, after)
+    assert message == "bot 'broken' left out: exited with status 3 before saying Hello"
+    assert sets_so_far(db) == 2  # the others played on
+
+
+FAILING_SETS = """
+import sys
+
+import server.play.ladder
+
+
+async def void_thrice(store, arena, match, *args, **kwargs):
+    # what play_until_not_voided raises when the server voids a match MAX_VOIDS times
+    raise RuntimeError(f"match {match.schedule_index} voided 3 times; stopping")
+
+
+server.play.ladder.play_until_not_voided = void_thrice
+sys.argv[0] = "cardshark"
+from server.cli import main
+
+main()
+"""
+
+
+def test_a_set_that_cannot_be_played_stops_the_ladder_in_one_line_and_is_its_last_error(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    script = tmp_path / "failing_cli.py"
+    script.write_text(FAILING_SETS)
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    cli("ladder", "run", GAME, "--bots", bots, "--sets", "1", "--seed", "5", db=db)
+    before = datetime.now(UTC)
+    run = subprocess.run(
+        [sys.executable, str(script), "ladder", "run", GAME, "--sets", "1", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    after = datetime.now(UTC)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    # set 2 is matches 6 to 11 (6 rotations of 3 seats): whichever failed first stops it
+    said = "set 2 could not be played: RuntimeError: match ([6-9]|1[01]) voided 3 times; stopping"
+    assert re.fullmatch(f"error: ladder 1: {said}", run.stderr.strip()), run.stderr
+    assert re.fullmatch(said, stamped(last_error(db), before, after))

@@ -1,18 +1,24 @@
 """A ladder on workers: one scheduler (a PostgreSQL advisory lock elects it, a second one is
 refused naming the first) queues a set at a time for two real `cardshark worker`s, and the
-sets and ratings are those of the same ladder played by one process."""
+sets and ratings are those of the same ladder played by one process; a scheduler that fails
+keeps its error for `ladder status`."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
-from server.workers.ladder_scheduler import LOCK_CLASS
+from server.play.ladder import LadderPlan
+from server.workers.ladder_scheduler import LOCK_CLASS, LadderScheduler
+from server.workers.worker import make_app
 from tests.server.test_ladder_cli import GAME, cli, house
 from tests.server.test_workers import workers
+from tournaments.errors import TournamentError
 from tournaments.store import Store
 
 SEED = "13"
@@ -69,3 +75,24 @@ def held_lock(db: str, name: str) -> Iterator[None]:
         conn.execute(text("SELECT set_config('application_name', :n, false)"), {"n": name})
         assert conn.execute(text("SELECT pg_try_advisory_lock(:c, 1)"), {"c": LOCK_CLASS}).scalar()
         yield
+
+
+def test_a_scheduler_that_fails_says_so_in_one_line_and_ladder_status_shows_it(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    cli("ladder", "run", GAME, "--bots", bots, "--sets", "1", "--seed", SEED, db=db)
+    with Store(db) as store:
+        ladder = store.latest_ladder(GAME)
+        assert ladder is not None
+        # the queue's database gone: an app that was never opened refuses every deferral
+        app = make_app("postgresql://cardshark@127.0.0.1:1/gone")
+        scheduler = LadderScheduler(store, ladder, app, LadderPlan(sets=1))
+        with pytest.raises(TournamentError) as refused:
+            asyncio.run(scheduler.run())
+    said = "the scheduler stopped: AppNotOpen: App was not open."
+    assert str(refused.value).startswith(f"ladder 1: {said}")
+    status = cli("ladder", "status", GAME, db=db).splitlines()
+    (line,) = [x for x in status if x.startswith("last error: ")]  # one line, however long
+    assert f" UTC: {said}" in line, status
