@@ -16,7 +16,7 @@ from sqlalchemy import text
 from server.play.ladder import LadderPlan
 from server.workers.ladder_scheduler import LOCK_CLASS, LadderScheduler
 from server.workers.worker import make_app
-from tests.server.test_ladder_cli import GAME, cli, house
+from tests.server.test_ladder_cli import GAME, cli, house, progress
 from tests.server.test_workers import workers
 from tournaments.errors import TournamentError
 from tournaments.store import Store
@@ -62,7 +62,8 @@ def test_two_workers_play_a_ladder_as_one_process_does(
         assert "scheduled for workers by cardshark ladder scheduler on elsewhere pid 7" in status
     with workers(db, tmp_path, ["w1", "w2"]):
         out = cli("ladder", "run", GAME, "--sets", str(SETS), "--workers", db=db)
-    assert out.count("set ") >= SETS, out
+    assert progress(out) == [(k, SETS, 6 * k) for k in range(1, SETS + 1)], out
+    assert f"ladder 1: played {SETS} sets, {6 * SETS} matches in " in out
     on_workers, alone_figures = played(db), played(alone)
     assert len(on_workers[0]) == SETS and all(len(s) == 6 for s in on_workers[0].values())
     assert on_workers == alone_figures
