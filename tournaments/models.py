@@ -1,5 +1,5 @@
 """SQLModel tables: authors, bots, submissions, tournaments, matches, results, ratings,
-live snapshots."""
+live snapshots, ladder errors."""
 
 from __future__ import annotations
 
