@@ -1,5 +1,5 @@
 """SQLModel tables: authors, bots, submissions, tournaments, matches, results, ratings,
-live snapshots."""
+live snapshots, ladder errors."""
 
 from __future__ import annotations
 
@@ -206,6 +206,18 @@ class TournamentGoal(SQLModel, table=True):
     def goal(self) -> ConfidenceGoal:
         """The goal as a value object."""
         return ConfidenceGoal(self.confidence, self.max_rounds)
+
+
+class LadderError(SQLModel, table=True):
+    """An error a ladder run met (a set it could not play, a bot it left out, a scheduler
+    that stopped), kept with its time so that `ladder status` shows the last one."""
+
+    __tablename__ = "ladder_errors"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tournament_id: int = Field(foreign_key="tournaments.id", index=True)
+    at: datetime = Field(default_factory=utc_now, sa_type=UTCDateTime)
+    message: str
 
 
 class TournamentEntrant(SQLModel, table=True):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from typing import Annotated
 
@@ -26,13 +29,14 @@ from server.cli.common import (
     remote_port,
     require_sandbox,
 )
+from server.cli.ladder_progress import LadderFigures, reporter_for
 from server.cli.referee_options import RefereeOptions, referee_options
 from server.cli.running import bot_stopped, cancel_on_sigterm, run_with_progress
 from server.cli.tables import Column, WideOption, print_table
 from server.cli.tournament_show import db_flag, show_ending
 from server.cli.tournaments import check_entrants, confidence_goal, play_to_the_end
 from server.match.records import REMOTE_WAIT_S
-from server.play.ladder import LadderPlan, LadderServer, SetPlayed, play_ladder
+from server.play.ladder import LadderPlan, LadderServer, play_ladder
 from server.play.tournament import Run
 from tournaments.confidence import DEFAULT_MAX_ROUNDS
 from tournaments.errors import TournamentError
@@ -101,7 +105,6 @@ def ladder_run(
             rule=_rule(pairing),
             one_per_author=one_per_author,
             sets=sets,
-            on_set=_say_set,
             on_idle=lambda why: console.print(why, highlight=False),
         )
         if workers:
@@ -147,6 +150,7 @@ def schedule_for_workers(store: Store, ladder: Tournament, plan: LadderPlan) -> 
     from server.workers.worker import ensure_queue_schema, make_app
 
     assert ladder.id is not None
+    ladder_id = ladder.id
     url = store.engine.url.render_as_string(hide_password=False)
     stopped_by: list[str] = []
 
@@ -159,7 +163,8 @@ def schedule_for_workers(store: Store, ladder: Tournament, plan: LadderPlan) -> 
                 f"ladder {ladder.id}: scheduling its sets for `cardshark worker --db …`",
                 highlight=False,
             )
-            await LadderScheduler(store, ladder, app, plan).run()
+            with progress(store, ladder_id, plan) as reported:
+                await LadderScheduler(store, ladder, app, reported).run()
 
     try:
         with scheduler_lock(store, ladder.id):
@@ -230,12 +235,23 @@ def _open_ladder(
     )
 
 
-def _say_set(done: SetPlayed) -> None:
-    table = ", ".join(f"{n} {s:g}" for n, s in zip(done.names, done.scores, strict=True))
-    console.print(
-        f"set {done.number + 1}: {table}  ({done.sets} sets, {done.matches} matches in all)",
-        highlight=False,
-    )
+@contextmanager
+def progress(store: Store, ladder_id: int, plan: LadderPlan) -> Iterator[LadderPlan]:
+    """The plan with its sets reported as `tournament run` reports matches (a bar on a
+    terminal, plain lines elsewhere); however the run stops, one line then says what it
+    played."""
+    figures = LadderFigures.of(store, ladder_id, plan.sets)
+    reporter = reporter_for(figures)
+    try:
+        yield replace(plan, on_set=reporter.update)
+    finally:
+        reporter.close()
+        errors.print(
+            f"ladder {ladder_id}: {figures.summary()}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
 
 def _play(store: Store, ladder_id: int, server: LadderServer, plan: LadderPlan) -> None:
@@ -245,7 +261,8 @@ def _play(store: Store, ladder_id: int, server: LadderServer, plan: LadderPlan) 
     async def main() -> None:
         cancel_on_sigterm(stopped_by)
         run = Run(2, None, None, None, True, bot_stopped)
-        await play_ladder(store, ladder_id, server, run, plan)
+        with progress(store, ladder_id, plan) as reported:
+            await play_ladder(store, ladder_id, server, run, reported)
 
     try:
         asyncio.run(main())
@@ -307,7 +324,8 @@ def show_ladder(store: Store, ladder_id: int, wide: bool = False) -> None:
 
 @ladder_app.command("status")
 def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> None:
-    """The game's ladder: sets played and in play, its field, who is provisional."""
+    """The game's ladder: sets played and in play, its field, who is provisional, and the
+    last error a run of it met."""
     with open_store(db) as store:
         ladder = store.latest_ladder(game)
         if ladder is None or ladder.id is None:
@@ -330,6 +348,14 @@ def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> N
         holder = scheduler_holder(store, ladder.id)
         if holder is not None:
             console.print(f"scheduled for workers by {holder}", highlight=False)
+        error = store.last_ladder_error(ladder.id)
+        console.print(
+            "last error: "
+            + (f"{error.at:%Y-%m-%d %H:%M:%S} UTC: {error.message}" if error else "none"),
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         show_ladder(store, ladder.id, wide)
 
 

@@ -34,6 +34,7 @@ from server.play.tournament import (
 )
 from server.transport.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
+from tournaments.errors import TournamentError
 from tournaments.matchmaking import Candidate, Rule, pick_table
 from tournaments.models import Bot, Match, Tournament
 from tournaments.ratings import SeatOutcome
@@ -72,6 +73,14 @@ def pick_seed(master_seed: int, set_number: int) -> random.Random:
     return random.Random(f"cardshark-ladder-pick:{master_seed}:{set_number}")
 
 
+def error_text(exc: BaseException) -> str:
+    """An error as one line: its message, named by its kind unless it is one of ours."""
+    said = " ".join(str(exc).split())  # some libraries' messages span lines
+    if isinstance(exc, TournamentError) and said:
+        return said
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 def candidates(entries: Sequence[LadderEntry], playing: Callable[[int], bool]) -> list[Candidate]:
     """The entries that can sit at a table now, as matchmaking reads them."""
     return [
@@ -95,6 +104,7 @@ class _LadderRun:
     run: Run
     plan: LadderPlan
     started: set[int] = field(default_factory=set)  # managed bots started this run
+    starting: set[int] = field(default_factory=set)  # those not through their preflight yet
     out: set[int] = field(default_factory=set)  # bots that cannot play in this run
     spawned: list[ManagedBot] = field(default_factory=list)
     identities: dict[int, BotIdentity] = field(default_factory=dict)
@@ -103,6 +113,8 @@ class _LadderRun:
     storms: StormWatch = field(default_factory=StormWatch)
     load_voids: list[int] = field(default_factory=lambda: [0])
     rated: int = 0
+    in_play: int | None = None  # the number of the set being played, if one is
+    noting: asyncio.Task[None] | None = None  # the errors being stored, in turn
 
     @property
     def ladder_id(self) -> int:
@@ -139,12 +151,23 @@ class _LadderRun:
                 matches = await asyncio.to_thread(self.store.add_ladder_set, self.ladder_id, table)
                 await self._play_set(matches, settings, limit)
             reason = TOURNAMENT_FINISHED
+        except Exception as exc:  # kept for `ladder status`, then one line for the caller
+            what = (
+                f"set {self.in_play + 1} could not be played"
+                if self.in_play is not None
+                else "the run stopped"
+            )
+            message = f"{what}: {error_text(exc)}"
+            await self._note(message)
+            raise TournamentError(f"ladder {self.ladder_id}: {message}") from exc
         finally:
             follower.cancel()
             self.arena.exit_listeners.remove(self._exited)
             stop_listening()
             await self.arena.stop_bots(self.spawned, reason)
             await self.writer.close()
+            if self.noting is not None:
+                await asyncio.gather(self.noting, return_exceptions=True)
         return self.rated
 
     def _playing(self, bot_id: int) -> bool:
@@ -164,9 +187,11 @@ class _LadderRun:
 
     def _exited(self, bot: ManagedBot) -> None:
         ids = [b for b, who in self.identities.items() if who.name == bot.name]
-        if ids and ids[0] in self.started and ids[0] not in self.out:
+        # a bot that ends in its preflight is reported once, by _bring, with the reason
+        if ids and ids[0] in self.started - self.starting and ids[0] not in self.out:
             bot_id = ids[0]
             self.out.add(bot_id)
+            self._note(f"bot {bot.name!r} left out: {bot.exit_description()}")
             if self.run.on_bot_exit is not None:
                 self.run.on_bot_exit(bot.name, bot.exit_description(), bot.log_path)
 
@@ -185,20 +210,38 @@ class _LadderRun:
         failures = []
         if new:
             self.started.update(b.id for b in new if b.id is not None)
+            self.starting = {b.id for b in new if b.id is not None}
             managed = [BotToStart(b.name, str(b.id), b.command or "", b.code_digest) for b in new]
             placed, refused = await place_code(
                 managed, code_cache(self.arena), self.store.bot_archive
             )
             logs = Path(self.run.log_dir or self.arena.log_dir) / f"tournament-{self.ladder_id}"
-            preflight = await start_managed(self.arena, placed, settings.no_show_s, logs)
+            try:
+                preflight = await start_managed(self.arena, placed, settings.no_show_s, logs)
+            finally:
+                self.starting = set()
             self.spawned.extend(preflight.started)
             failures = [*refused, *preflight.failures]
         seated = [(b.name, str(b.id)) for b in bots if b.id is not None and b.id not in self.out]
         for failure in [*failures, *wrong_game(self.arena, seated, self.ladder.game)]:
             self.out.add(int(failure.bot_id))
             self.arena.hub.mark_gone(failure.bot_id, failure.reason)
+            self._note(f"bot {failure.name!r} left out: {failure.reason}")
             if self.run.on_bot_exit is not None:
                 self.run.on_bot_exit(failure.name, failure.reason, failure.log_path)
+
+    def _note(self, message: str) -> asyncio.Task[None]:
+        """Keep an error for `ladder status`, written while play goes on, after those
+        noted before it (the last one noted is the last kept)."""
+        before = self.noting
+
+        async def write() -> None:
+            if before is not None:
+                await asyncio.gather(before, return_exceptions=True)
+            await asyncio.to_thread(self.store.note_ladder_error, self.ladder_id, message)
+
+        self.noting = asyncio.create_task(write())
+        return self.noting
 
     async def _finish_open_set(self, settings: ClockSettings, limit: AdaptiveLimit) -> None:
         """Play what a stopped run left of its set (a ladder plays one set at a time)."""
@@ -248,12 +291,14 @@ class _LadderRun:
             finished = FinishedMatch(int(record.match_id), outcomes, record.to_json())
             await self.writer.submit(committer.finish, match.schedule_index, finished)
 
+        self.in_play = matches[0].round
         tasks = [asyncio.create_task(play(m)) for m in matches]
         try:
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
                 task.cancel()
+        self.in_play = None
         self.rated += counted
         if self.plan.on_set is not None:
             await self._report(matches[0], totals)

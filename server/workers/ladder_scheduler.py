@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import procrastinate
 from sqlalchemy import Connection, text
 
-from server.play.ladder import LadderPlan, SetPlayed, candidates, pick_seed
+from server.play.ladder import LadderPlan, SetPlayed, candidates, error_text, pick_seed
 from server.workers.worker import TASK, queue_matches
 from tournaments.errors import TournamentError
 from tournaments.matchmaking import pick_table
@@ -113,7 +113,16 @@ class LadderScheduler:
 
     async def run(self) -> int:
         """Queue and wait for the open set, then pick, queue and wait for new ones until the
-        plan's sets are rated (or for ever); the sets rated."""
+        plan's sets are rated (or for ever); the sets rated. A failure is kept for `ladder
+        status` and raised as one line."""
+        try:
+            return await self._schedule()
+        except Exception as exc:
+            message = f"the scheduler stopped: {error_text(exc)}"
+            await asyncio.to_thread(self.store.note_ladder_error, self.ladder_id, message)
+            raise TournamentError(f"ladder {self.ladder_id}: {message}") from exc
+
+    async def _schedule(self) -> int:
         pending = await asyncio.to_thread(self.store.pending_matches, self.ladder_id)
         if pending:
             await self._queue_missing(pending)

@@ -9,12 +9,14 @@ ratings those a recompute gives.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from server.bots.house import parse_house
@@ -48,12 +50,26 @@ def start(*args: str, db: str) -> subprocess.Popen[str]:
     )
 
 
-def set_lines(process: subprocess.Popen[str]) -> Iterator[str]:
-    """The ladder's `set N: ...` lines as it prints them, until it exits."""
+# A ladder run's plain progress line (stderr not a terminal), as `tournament run` prints its.
+PROGRESS = re.compile(
+    r"ladder (\d+): (\d+)(?:/(\d+))? sets, (\d+) matches(?:, \d+\.\d\d/s)?, \d+\.\d s"
+)
+
+
+def progress(out: str) -> list[tuple[int, int | None, int]]:
+    """The progress lines in a run's output: sets done, sets asked (or None), matches."""
+    return [
+        (int(m[2]), int(m[3]) if m[3] else None, int(m[4]))
+        for m in map(PROGRESS.fullmatch, out.splitlines())
+        if m
+    ]
+
+
+def progress_lines(process: subprocess.Popen[str]) -> Iterator[tuple[int, int | None, int]]:
+    """The ladder's progress lines as it prints them, until it exits."""
     assert process.stdout is not None
     for line in process.stdout:
-        if line.startswith("set "):
-            yield line
+        yield from progress(line.rstrip("\n"))
 
 
 def until(condition: Callable[[], bool], process: subprocess.Popen[str]) -> None:
@@ -98,7 +114,14 @@ def test_a_ladder_of_house_bots_orders_them_by_noise_and_its_top_plays_a_final(
     noises = [0.0, 0.4, 0.7, 1.0]
     bots = ",".join(house(n) for n in reversed(noises))
     out = cli("ladder", "run", GAME, "--bots", bots, "--sets", "24", "--seed", "7", db=db)
-    assert out.count("\nset ") + out.startswith("set ") == 24, out
+    # a line a set (24 asked: a twentieth rounds to one), then what the run played
+    assert progress(out) == [(k, 24, 6 * k) for k in range(1, 25)], out
+    assert re.search(
+        r"^ladder 1: played 24 sets, 144 matches in \d+\.\d s "
+        r"\(24 sets, 144 matches in all\)$",
+        out,
+        re.MULTILINE,
+    ), out
     with Store(db) as store:
         ladder = store.latest_ladder(GAME)
         assert ladder is not None and ladder.id is not None and ladder.rounds == 24
@@ -130,23 +153,30 @@ def test_a_bot_entered_while_it_runs_plays_at_once_and_a_retired_one_no_more(
     first = [house(n) for n in (0.0, 0.3, 0.6, 0.9)]
     ladder = start("--bots", ",".join(first), "--seed", "3", db=db)
     try:
-        lines = set_lines(ladder)
-        for _ in range(8):  # every bot past its newcomer sets
-            next(lines)
+        lines = progress_lines(ladder)
+        # without --sets a line every 10 sets: every bot is past its newcomer sets
+        assert next(lines) == (10, None, 60)
         cli("ladder", "add", GAME, house(1.0), db=db)
         joined = sets_so_far(db)
         cli("bot", "remove", house_name(0.3), db=db)
         retired = sets_so_far(db)
-        for line in lines:
-            if int(line.split()[1].rstrip(":")) >= retired + 3:
-                break
+        later = next(line for line in lines if line[0] >= retired + 3)
+        assert later[0] % 10 == 0 and later == (later[0], None, 6 * later[0])
     finally:
         ladder.send_signal(signal.SIGINT)
         try:
-            ladder.wait(timeout=60)
+            rest, _ = ladder.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             ladder.kill()
             raise
+    # one line says what the run played, then how it stopped
+    played_line, stopped = rest.strip().splitlines()[-2:]
+    assert re.fullmatch(
+        r"ladder 1: played (\d+) sets, (\d+) matches in \d+\.\d s "
+        r"\(\1 sets, \2 matches in all\)",
+        played_line,
+    ), rest
+    assert stopped.startswith("ladder 1 stopped by Ctrl-C with "), rest
     played = tables(db)
     # the set in play when it was entered may have been picked before: the next one seats it
     assert house_name(1.0) in played[joined] | played[joined + 1]
@@ -179,9 +209,10 @@ def test_a_killed_ladder_goes_on_with_no_set_lost_or_rated_twice(tmp_path: Path)
     db = f"sqlite:///{tmp_path / 'cs.db'}"
     cli("bot", "add", "slow", "--command", f"{sys.executable} {BRISK_BOT}", db=db)
     bots = ",".join([house(0.0), house(1.0), "slow"])  # every set seats all three
-    ladder = start("--bots", bots, "--seed", "9", db=db)
+    # 20 sets asked (it is killed long before): a progress line a set
+    ladder = start("--bots", bots, "--seed", "9", "--sets", "20", db=db)
     try:
-        next(set_lines(ladder))
+        assert next(progress_lines(ladder)) == (1, 20, 6)
         with Store(db) as store:
             until(lambda: any(m.status == "running" for m in store.pending_matches(1)), ladder)
     finally:
@@ -218,3 +249,111 @@ def test_a_ladder_on_workers_without_postgresql_is_refused_storing_nothing(tmp_p
     assert out.strip() == "error: a ladder on workers needs PostgreSQL (--db postgresql://...)"
     with Store(db) as store:
         assert store.list_tournaments() == [] and store.list_bots() == []
+
+
+def last_error(db: str) -> str:
+    """`ladder status`'s last-error line."""
+    (line,) = [x for x in cli("ladder", "status", GAME, db=db).splitlines() if "last error" in x]
+    return line
+
+
+def stamped(line: str, before: datetime, after: datetime) -> str:
+    """The message of a `last error: TIME UTC: MESSAGE` line, its time checked within
+    [before, after] (to the second)."""
+    prefix, _, rest = line.partition(": ")
+    assert prefix == "last error", line
+    at, _, message = rest.partition(" UTC: ")
+    when = datetime.strptime(at, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+    assert before.replace(microsecond=0) <= when <= after, line
+    return message
+
+
+def test_ladder_status_shows_a_bot_left_out_as_the_last_error(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    cli("ladder", "run", GAME, "--bots", bots, "--sets", "1", "--seed", "5", db=db)
+    assert last_error(db) == "last error: none"
+    crash = f"{sys.executable} -c 'import sys; sys.exit(3)'"
+    cli("bot", "add", "broken", "--command", crash, db=db)
+    cli("ladder", "add", GAME, "broken", db=db)
+    before = datetime.now(UTC)
+    out = cli("ladder", "run", GAME, "--sets", "1", db=db)
+    after = datetime.now(UTC)
+    assert out.count("bot 'broken' is not playing: ") == 1, out  # once, with its reason
+    message = stamped(last_error(db), before, after)
+    assert message == "bot 'broken' left out: exited with status 3 before saying Hello"
+    assert sets_so_far(db) == 2  # the others played on
+
+
+FAILING_SETS = """
+import sys
+
+import server.play.ladder
+
+
+async def void_thrice(store, arena, match, *args, **kwargs):
+    # what play_until_not_voided raises when the server voids a match MAX_VOIDS times
+    raise RuntimeError(f"match {match.schedule_index} voided 3 times; stopping")
+
+
+server.play.ladder.play_until_not_voided = void_thrice
+sys.argv[0] = "cardshark"
+from server.cli import main
+
+main()
+"""
+
+
+def test_a_set_that_cannot_be_played_stops_the_ladder_in_one_line_and_is_its_last_error(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    script = tmp_path / "failing_cli.py"
+    script.write_text(FAILING_SETS)
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    cli("ladder", "run", GAME, "--bots", bots, "--sets", "1", "--seed", "5", db=db)
+    before = datetime.now(UTC)
+    run = subprocess.run(
+        [sys.executable, str(script), "ladder", "run", GAME, "--sets", "1", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    after = datetime.now(UTC)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    # set 2 is matches 6 to 11 (6 rotations of 3 seats): whichever failed first stops it
+    said = "set 2 could not be played: RuntimeError: match ([6-9]|1[01]) voided 3 times; stopping"
+    # what the run played, then why it stopped, and nothing else
+    assert re.fullmatch(
+        r"ladder 1: played 0 sets, 0 matches in \d+\.\d s \(1 set, 6 matches in all\)\n"
+        f"error: ladder 1: {said}",
+        run.stderr.strip(),
+    ), run.stderr
+    assert re.fullmatch(said, stamped(last_error(db), before, after))
+
+
+def test_on_a_terminal_the_run_shows_a_bar_of_sets_and_matches_as_tournament_run_does(
+    tmp_path: Path,
+) -> None:
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    bots = ",".join(house(n) for n in (0.0, 0.5, 1.0))
+    run = subprocess.run(
+        [sys.executable, "-m", "server.cli", "ladder", "run", GAME, "--bots", bots]
+        + ["--sets", "3", "--seed", "5", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        # rich takes these for a terminal that does not animate: the bar's last state only
+        env={**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "0", "COLUMNS": "160"},
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    shown = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", run.stdout)
+    assert re.search(r"^ladder 1 ━+ 3/3 sets 18 matches \d+\.\d\d/s ", shown, re.MULTILINE), shown
+    assert PROGRESS.search(run.stderr) is None  # no plain lines as well
+    assert re.fullmatch(
+        r"ladder 1: played 3 sets, 18 matches in \d+\.\d s \(3 sets, 18 matches in all\)",
+        run.stderr.strip(),
+    ), run.stderr

@@ -20,6 +20,7 @@ from tournaments.models import (
     Author,
     Bot,
     BotRating,
+    LadderError,
     Match,
     MatchStatus,
     Submission,
@@ -234,6 +235,24 @@ class LadderStore(StoreBase):
         for match in rows:
             sets.setdefault(match.round, []).append(match)
         return [LadderSet(n, sets[n]) for n in sorted(sets, reverse=True)]
+
+    def note_ladder_error(self, ladder_id: int, message: str) -> LadderError:
+        """Keep an error a run of the ladder met, stamped now; the row kept."""
+        with self._write(ratings=False) as session:
+            self._ladder(session, ladder_id)
+            row = LadderError(tournament_id=ladder_id, message=message)
+            session.add(row)
+            session.flush()
+            return row
+
+    def last_ladder_error(self, ladder_id: int) -> LadderError | None:
+        """The latest error kept for the ladder, or None."""
+        with self._read() as session:
+            return session.exec(
+                select(LadderError)
+                .where(LadderError.tournament_id == ladder_id)
+                .order_by(col(LadderError.id).desc())
+            ).first()
 
     def _ladder(self, session: Session, ladder_id: int) -> Tournament:
         tournament = self._tournament(session, ladder_id)
