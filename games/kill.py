@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
@@ -36,28 +36,32 @@ from games.kill_infer import (
     sample,
 )
 
-MAX_SEATS = 4
-TURN, DRAWN, RECEIVED, POST, CLAIMED = range(5)
-PHASES = ("turn", "drawn", "recipient_discard", "post_move", "claim_discard")
-KILL_WIN, TRUE_WIN, SURVIVOR, CLAIMED_WIN, TRUE_TRIO, CLAIMED_TRIO, FOLDED, KILL_FAIL = (
-    11,
-    10,
-    6,
-    5,
-    3,
-    2,
-    1,
-    -4,
-)
+MAX_SEATS: Final = 4
+# A turn's phases (indexes into PHASES).
+TURN: Final = 0
+DRAWN: Final = 1
+RECEIVED: Final = 2
+POST: Final = 3
+CLAIMED: Final = 4
+PHASES: Final = ("turn", "drawn", "recipient_discard", "post_move", "claim_discard")
+# Points scored by a round's events.
+KILL_WIN: Final = 11
+TRUE_WIN: Final = 10
+SURVIVOR: Final = 6
+CLAIMED_WIN: Final = 5
+TRUE_TRIO: Final = 3
+CLAIMED_TRIO: Final = 2
+FOLDED: Final = 1
+KILL_FAIL: Final = -4
 # The cards left after the A-2-3s: 4 players deal all four suits' A-2-3, 3 players keep the
 # spades A-3 in the deck (KL21).
-REST = {
+REST: Final = {
     n: [c for c in CARDS if not (c[0] in "A23" and c[1] in SUITS[:n])] + [JOKER, JOKER]
     for n in (3, 4)
 }
 # Declarations a player makes about his own hand: points, and whether the round ends
 # (a win) or only the declarer exits (a trio or a fold).
-DECLARATIONS = {
+DECLARATIONS: Final = {
     "show_win": (TRUE_WIN, True),
     "claim_win": (CLAIMED_WIN, True),
     "show_trio": (TRUE_TRIO, False),
@@ -65,28 +69,30 @@ DECLARATIONS = {
     "fold": (FOLDED, False),
 }
 
-DRAW = Action(id="draw", kind="draw")
-DECLINE = Action(id="decline", kind="decline")
-CONTINUE = Action(id="continue", kind="continue")
-SHOW_WIN = Action(id="show_win", kind="show_win")
-SHOW_TRIO = Action(id="show_trio", kind="show_trio")
-FOLD = Action(id="fold", kind="fold")
-CLAIM_WIN = Action(id="claim_win", kind="claim_win")
-CLAIM_TRIO = Action(id="claim_trio", kind="claim_trio")
-KILL = [Action(id=f"kill:{p}", kind="kill", seat=p) for p in range(MAX_SEATS)]
-CLAIM_JOKER = [Action(id=f"claim_joker:{p}", kind="claim_joker", seat=p) for p in range(MAX_SEATS)]
-SWAP = {c: Action(id=f"swap:{c}", kind="swap", card=c) for c in CODES}
-DISCARD = {c: Action(id=f"discard:{c}", kind="discard", card=c) for c in CODES}
-TWO = {
+DRAW: Final = Action(id="draw", kind="draw")
+DECLINE: Final = Action(id="decline", kind="decline")
+CONTINUE: Final = Action(id="continue", kind="continue")
+SHOW_WIN: Final = Action(id="show_win", kind="show_win")
+SHOW_TRIO: Final = Action(id="show_trio", kind="show_trio")
+FOLD: Final = Action(id="fold", kind="fold")
+CLAIM_WIN: Final = Action(id="claim_win", kind="claim_win")
+CLAIM_TRIO: Final = Action(id="claim_trio", kind="claim_trio")
+KILL: Final = [Action(id=f"kill:{p}", kind="kill", seat=p) for p in range(MAX_SEATS)]
+CLAIM_JOKER: Final = [
+    Action(id=f"claim_joker:{p}", kind="claim_joker", seat=p) for p in range(MAX_SEATS)
+]
+SWAP: Final = {c: Action(id=f"swap:{c}", kind="swap", card=c) for c in CODES}
+DISCARD: Final = {c: Action(id=f"discard:{c}", kind="discard", card=c) for c in CODES}
+TWO: Final = {
     (g, k, p): Action(id=f"two:{g}+{k}>p{p}", kind="two", card=g, cards=(g, k), seat=p)
     for g in CARDS
     for k in CARDS
     if g != k and VALUE[g] + VALUE[k] <= 13
     for p in range(MAX_SEATS)
 }
-SIMPLE = [DRAW, DECLINE, CONTINUE, SHOW_WIN, SHOW_TRIO, FOLD, CLAIM_WIN, CLAIM_TRIO]
+SIMPLE: Final = [DRAW, DECLINE, CONTINUE, SHOW_WIN, SHOW_TRIO, FOLD, CLAIM_WIN, CLAIM_TRIO]
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="kill",
     title="Kill",
     seat_counts=(3, 4),

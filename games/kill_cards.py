@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-RANKS = "A23456789TJQK"
-SUITS = "HDCS"
-JOKER = "JK"
-CARDS = [r + s for s in SUITS for r in RANKS]
-CODES = [*CARDS, JOKER]
-ORDER = {c: i for i, c in enumerate(CODES)}
-VALUE = {c: RANKS.index(c[0]) + 1 for c in CARDS}
+from typing import Final
+
+RANKS: Final = "A23456789TJQK"
+SUITS: Final = "HDCS"
+JOKER: Final = "JK"
+CARDS: Final = [r + s for s in SUITS for r in RANKS]
+CODES: Final = [*CARDS, JOKER]
+ORDER: Final = {c: i for i, c in enumerate(CODES)}
+VALUE: Final = {c: RANKS.index(c[0]) + 1 for c in CARDS}
 VALUE[JOKER] = 0
 
-NONE, TRIO, WIN = 0, 1, 2
+NONE: Final = 0
+TRIO: Final = 1
+WIN: Final = 2
 
 # Event: kind, seat, card, cards, target, secret, secret_seats, points, success, count.
 Event = tuple[str, int, str, tuple[str, ...], int, str, tuple[int, ...], int, bool, int]
 
-_HIGH = {c: (c[1] in "HD", 1 << (VALUE[c] - 10)) for c in CARDS if VALUE[c] >= 10}
+_HIGH: Final = {c: (c[1] in "HD", 1 << (VALUE[c] - 10)) for c in CARDS if VALUE[c] >= 10}
 # Normal cards get distinct bits; two Jokers add up to a bit no normal card uses.
-_BIT = {c: 1 << i for i, c in enumerate(CARDS)}
+_BIT: Final = {c: 1 << i for i, c in enumerate(CARDS)}
 _BIT[JOKER] = 1 << 52
-_CLASS: dict[int, int] = {}
+_CLASS: Final[dict[int, int]] = {}
 
 
 def sort_cards(cards: list[str] | tuple[str, ...]) -> list[str]:
@@ -76,4 +80,4 @@ def swappable(held: str, drawn: str) -> bool:
     return held[1] == drawn[1] or abs(VALUE[held] - VALUE[drawn]) <= 1
 
 
-SWAP_OK = {d: frozenset(h for h in CODES if swappable(h, d)) for d in CODES}
+SWAP_OK: Final = {d: frozenset(h for h in CODES if swappable(h, d)) for d in CODES}
