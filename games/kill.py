@@ -10,7 +10,7 @@ from typing import Any, Final
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 from games.kill_cards import (
     CARDS,
     CODES,
@@ -233,7 +233,7 @@ class Kill(Game[KillState]):
                 suit[(start + j) % n] = SUITS[j]
         hands = [[r + suit[q] for r in "A23"] for q in range(n)]
         rest = list(REST[n])
-        seeded_rng(s.seed, "deal", s.round_no).shuffle(rest)
+        shuffle(rest, seeded_rng(s.seed, "deal", s.round_no))
         s.log = []
         for j in range(n):
             q = (start + j) % n
@@ -318,7 +318,7 @@ class Kill(Game[KillState]):
     def _pop(self, s: KillState) -> str:
         if not s.deck:
             deck = s.used
-            seeded_rng(s.seed, "reshuffle", s.round_no, s.reshuffles).shuffle(deck)
+            shuffle(deck, seeded_rng(s.seed, "reshuffle", s.round_no, s.reshuffles))
             s.reshuffles += 1
             s.deck, s.used = deck, []
             s.log.append(_event("reshuffle", -1, count=len(deck)))
