@@ -19,6 +19,7 @@ from games.kill_cards import (
     ORDER,
     SUITS,
     SWAP_OK,
+    TRIO,
     VALUE,
     WIN,
     Event,
@@ -90,6 +91,10 @@ TWO: Final = {
     if g != k and VALUE[g] + VALUE[k] <= 13
     for p in range(MAX_SEATS)
 }
+# TWO by the card given, then the card kept: one action per recipient seat.
+TWO_TO: Final[dict[str, dict[str, list[Action]]]] = {}
+for (_given, _kept, _seat), _two in TWO.items():
+    TWO_TO.setdefault(_given, {}).setdefault(_kept, []).append(_two)
 SIMPLE: Final = [DRAW, DECLINE, CONTINUE, SHOW_WIN, SHOW_TRIO, FOLD, CLAIM_WIN, CLAIM_TRIO]
 
 SPEC: Final = GameSpec(
@@ -346,47 +351,66 @@ class Kill(Game[KillState]):
         if phase == TURN:
             if s.draw_only:
                 return [DRAW]
-            hand = s.hands[a]
-            kind = classify(hand)
-            out = [DRAW, SHOW_WIN] if kind == WIN else [DRAW]
-            others = [p for p in range(s.seats) if p != a and s.active[p]]
-            out.extend(KILL[p] for p in others if not s.immune[p])
-            out.extend(CLAIM_JOKER[p] for p in others)
-            if kind != WIN and kind != NONE:
-                out.append(SHOW_TRIO)
-            out.append(FOLD)
-            return out
+            return self._turn_actions(s, a)
         if phase == DRAWN:
-            d = s.drawn
-            hand = s.hands[a]
-            fits = SWAP_OK[d]
-            out = [DECLINE]
-            joker = False
-            for h in hand:
-                if h in fits:
-                    if h == JOKER:
-                        if joker:
-                            continue
-                        joker = True
-                    out.append(SWAP[h])
-            if d != JOKER:
-                total = VALUE[d]
-                others = [p for p in range(s.seats) if p != a and s.active[p]]
-                for i in range(4):
-                    g = hand[i]
-                    if g == JOKER:
-                        continue
-                    for j in range(i + 1, 4):
-                        k = hand[j]
-                        if k != JOKER and VALUE[g] + VALUE[k] == total:
-                            out.extend(TWO[g, k, p] for p in others)
-                            out.extend(TWO[k, g, p] for p in others)
-            return out
+            return self._drawn_actions(s, a)
         if phase == POST:
             return [CLAIM_WIN if s.post_win else CLAIM_TRIO, CONTINUE]
         if phase == RECEIVED:
             return self._discards(s.hands[s.recipient], s.given)
         return self._discards(s.hands[a], "")
+
+    @staticmethod
+    def _others(s: KillState, a: int) -> list[int]:
+        """The seats still in the round but a, in seat order."""
+        active = s.active
+        return [p for p in range(s.seats) if p != a and active[p]]
+
+    def _turn_actions(self, s: KillState, a: int) -> list[Action]:
+        kind = classify(s.hands[a])
+        out = [DRAW, SHOW_WIN] if kind == WIN else [DRAW]
+        others = self._others(s, a)
+        immune = s.immune
+        for p in others:
+            if not immune[p]:
+                out.append(KILL[p])
+        for p in others:
+            out.append(CLAIM_JOKER[p])
+        if kind == TRIO:
+            out.append(SHOW_TRIO)
+        out.append(FOLD)
+        return out
+
+    def _drawn_actions(self, s: KillState, a: int) -> list[Action]:
+        d = s.drawn
+        hand = s.hands[a]
+        fits = SWAP_OK[d]
+        out = [DECLINE]
+        joker = False
+        for h in hand:
+            if h in fits:
+                if h == JOKER:
+                    if joker:
+                        continue
+                    joker = True
+                out.append(SWAP[h])
+        if d == JOKER:
+            return out
+        total = VALUE[d]
+        others = self._others(s, a)
+        for i in range(4):
+            g = hand[i]
+            if g == JOKER:
+                continue
+            for j in range(i + 1, 4):
+                k = hand[j]
+                if k != JOKER and VALUE[g] + VALUE[k] == total:
+                    give_g, give_k = TWO_TO[g][k], TWO_TO[k][g]
+                    for p in others:
+                        out.append(give_g[p])
+                    for p in others:
+                        out.append(give_k[p])
+        return out
 
     @staticmethod
     def _discards(hand: list[str], keep: str) -> list[Action]:
