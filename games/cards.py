@@ -25,8 +25,23 @@ def seeded_rng(seed: int, *labels: object) -> random.Random:
     return random.Random(key)
 
 
+def shuffle(cards: list[str], rng: random.Random) -> None:
+    """Shuffle in place into the very order rng.shuffle(cards) gives from the same generator
+    state, with the loop compiled: random.Random.shuffle is Python code that makes two calls
+    per card. The same Fisher-Yates walk; each index drawn as Random._randbelow draws it, from
+    getrandbits(bit length of the bound) until below the bound."""
+    getrandbits = rng.getrandbits
+    for i in range(len(cards) - 1, 0, -1):
+        bound = i + 1
+        width = bound.bit_length()
+        j = getrandbits(width)
+        while j >= bound:
+            j = getrandbits(width)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
 def shuffled(cards: list[str], rng: random.Random) -> list[str]:
     """A shuffled copy of the cards."""
     out = list(cards)
-    rng.shuffle(out)
+    shuffle(out, rng)
     return out

@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 from games.kill_cards import (
     CARDS,
     CODES,
@@ -19,6 +19,7 @@ from games.kill_cards import (
     ORDER,
     SUITS,
     SWAP_OK,
+    TRIO,
     VALUE,
     WIN,
     Event,
@@ -36,28 +37,32 @@ from games.kill_infer import (
     sample,
 )
 
-MAX_SEATS = 4
-TURN, DRAWN, RECEIVED, POST, CLAIMED = range(5)
-PHASES = ("turn", "drawn", "recipient_discard", "post_move", "claim_discard")
-KILL_WIN, TRUE_WIN, SURVIVOR, CLAIMED_WIN, TRUE_TRIO, CLAIMED_TRIO, FOLDED, KILL_FAIL = (
-    11,
-    10,
-    6,
-    5,
-    3,
-    2,
-    1,
-    -4,
-)
+MAX_SEATS: Final = 4
+# A turn's phases (indexes into PHASES).
+TURN: Final = 0
+DRAWN: Final = 1
+RECEIVED: Final = 2
+POST: Final = 3
+CLAIMED: Final = 4
+PHASES: Final = ("turn", "drawn", "recipient_discard", "post_move", "claim_discard")
+# Points scored by a round's events.
+KILL_WIN: Final = 11
+TRUE_WIN: Final = 10
+SURVIVOR: Final = 6
+CLAIMED_WIN: Final = 5
+TRUE_TRIO: Final = 3
+CLAIMED_TRIO: Final = 2
+FOLDED: Final = 1
+KILL_FAIL: Final = -4
 # The cards left after the A-2-3s: 4 players deal all four suits' A-2-3, 3 players keep the
 # spades A-3 in the deck (KL21).
-REST = {
+REST: Final = {
     n: [c for c in CARDS if not (c[0] in "A23" and c[1] in SUITS[:n])] + [JOKER, JOKER]
     for n in (3, 4)
 }
 # Declarations a player makes about his own hand: points, and whether the round ends
 # (a win) or only the declarer exits (a trio or a fold).
-DECLARATIONS = {
+DECLARATIONS: Final = {
     "show_win": (TRUE_WIN, True),
     "claim_win": (CLAIMED_WIN, True),
     "show_trio": (TRUE_TRIO, False),
@@ -65,28 +70,34 @@ DECLARATIONS = {
     "fold": (FOLDED, False),
 }
 
-DRAW = Action(id="draw", kind="draw")
-DECLINE = Action(id="decline", kind="decline")
-CONTINUE = Action(id="continue", kind="continue")
-SHOW_WIN = Action(id="show_win", kind="show_win")
-SHOW_TRIO = Action(id="show_trio", kind="show_trio")
-FOLD = Action(id="fold", kind="fold")
-CLAIM_WIN = Action(id="claim_win", kind="claim_win")
-CLAIM_TRIO = Action(id="claim_trio", kind="claim_trio")
-KILL = [Action(id=f"kill:{p}", kind="kill", seat=p) for p in range(MAX_SEATS)]
-CLAIM_JOKER = [Action(id=f"claim_joker:{p}", kind="claim_joker", seat=p) for p in range(MAX_SEATS)]
-SWAP = {c: Action(id=f"swap:{c}", kind="swap", card=c) for c in CODES}
-DISCARD = {c: Action(id=f"discard:{c}", kind="discard", card=c) for c in CODES}
-TWO = {
+DRAW: Final = Action(id="draw", kind="draw")
+DECLINE: Final = Action(id="decline", kind="decline")
+CONTINUE: Final = Action(id="continue", kind="continue")
+SHOW_WIN: Final = Action(id="show_win", kind="show_win")
+SHOW_TRIO: Final = Action(id="show_trio", kind="show_trio")
+FOLD: Final = Action(id="fold", kind="fold")
+CLAIM_WIN: Final = Action(id="claim_win", kind="claim_win")
+CLAIM_TRIO: Final = Action(id="claim_trio", kind="claim_trio")
+KILL: Final = [Action(id=f"kill:{p}", kind="kill", seat=p) for p in range(MAX_SEATS)]
+CLAIM_JOKER: Final = [
+    Action(id=f"claim_joker:{p}", kind="claim_joker", seat=p) for p in range(MAX_SEATS)
+]
+SWAP: Final = {c: Action(id=f"swap:{c}", kind="swap", card=c) for c in CODES}
+DISCARD: Final = {c: Action(id=f"discard:{c}", kind="discard", card=c) for c in CODES}
+TWO: Final = {
     (g, k, p): Action(id=f"two:{g}+{k}>p{p}", kind="two", card=g, cards=(g, k), seat=p)
     for g in CARDS
     for k in CARDS
     if g != k and VALUE[g] + VALUE[k] <= 13
     for p in range(MAX_SEATS)
 }
-SIMPLE = [DRAW, DECLINE, CONTINUE, SHOW_WIN, SHOW_TRIO, FOLD, CLAIM_WIN, CLAIM_TRIO]
+# TWO by the card given, then the card kept: one action per recipient seat.
+TWO_TO: Final[dict[str, dict[str, list[Action]]]] = {}
+for (_given, _kept, _seat), _two in TWO.items():
+    TWO_TO.setdefault(_given, {}).setdefault(_kept, []).append(_two)
+SIMPLE: Final = [DRAW, DECLINE, CONTINUE, SHOW_WIN, SHOW_TRIO, FOLD, CLAIM_WIN, CLAIM_TRIO]
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="kill",
     title="Kill",
     seat_counts=(3, 4),
@@ -227,7 +238,7 @@ class Kill(Game[KillState]):
                 suit[(start + j) % n] = SUITS[j]
         hands = [[r + suit[q] for r in "A23"] for q in range(n)]
         rest = list(REST[n])
-        seeded_rng(s.seed, "deal", s.round_no).shuffle(rest)
+        shuffle(rest, seeded_rng(s.seed, "deal", s.round_no))
         s.log = []
         for j in range(n):
             q = (start + j) % n
@@ -312,7 +323,7 @@ class Kill(Game[KillState]):
     def _pop(self, s: KillState) -> str:
         if not s.deck:
             deck = s.used
-            seeded_rng(s.seed, "reshuffle", s.round_no, s.reshuffles).shuffle(deck)
+            shuffle(deck, seeded_rng(s.seed, "reshuffle", s.round_no, s.reshuffles))
             s.reshuffles += 1
             s.deck, s.used = deck, []
             s.log.append(_event("reshuffle", -1, count=len(deck)))
@@ -340,47 +351,66 @@ class Kill(Game[KillState]):
         if phase == TURN:
             if s.draw_only:
                 return [DRAW]
-            hand = s.hands[a]
-            kind = classify(hand)
-            out = [DRAW, SHOW_WIN] if kind == WIN else [DRAW]
-            others = [p for p in range(s.seats) if p != a and s.active[p]]
-            out.extend(KILL[p] for p in others if not s.immune[p])
-            out.extend(CLAIM_JOKER[p] for p in others)
-            if kind != WIN and kind != NONE:
-                out.append(SHOW_TRIO)
-            out.append(FOLD)
-            return out
+            return self._turn_actions(s, a)
         if phase == DRAWN:
-            d = s.drawn
-            hand = s.hands[a]
-            fits = SWAP_OK[d]
-            out = [DECLINE]
-            joker = False
-            for h in hand:
-                if h in fits:
-                    if h == JOKER:
-                        if joker:
-                            continue
-                        joker = True
-                    out.append(SWAP[h])
-            if d != JOKER:
-                total = VALUE[d]
-                others = [p for p in range(s.seats) if p != a and s.active[p]]
-                for i in range(4):
-                    g = hand[i]
-                    if g == JOKER:
-                        continue
-                    for j in range(i + 1, 4):
-                        k = hand[j]
-                        if k != JOKER and VALUE[g] + VALUE[k] == total:
-                            out.extend(TWO[g, k, p] for p in others)
-                            out.extend(TWO[k, g, p] for p in others)
-            return out
+            return self._drawn_actions(s, a)
         if phase == POST:
             return [CLAIM_WIN if s.post_win else CLAIM_TRIO, CONTINUE]
         if phase == RECEIVED:
             return self._discards(s.hands[s.recipient], s.given)
         return self._discards(s.hands[a], "")
+
+    @staticmethod
+    def _others(s: KillState, a: int) -> list[int]:
+        """The seats still in the round but a, in seat order."""
+        active = s.active
+        return [p for p in range(s.seats) if p != a and active[p]]
+
+    def _turn_actions(self, s: KillState, a: int) -> list[Action]:
+        kind = classify(s.hands[a])
+        out = [DRAW, SHOW_WIN] if kind == WIN else [DRAW]
+        others = self._others(s, a)
+        immune = s.immune
+        for p in others:
+            if not immune[p]:
+                out.append(KILL[p])
+        for p in others:
+            out.append(CLAIM_JOKER[p])
+        if kind == TRIO:
+            out.append(SHOW_TRIO)
+        out.append(FOLD)
+        return out
+
+    def _drawn_actions(self, s: KillState, a: int) -> list[Action]:
+        d = s.drawn
+        hand = s.hands[a]
+        fits = SWAP_OK[d]
+        out = [DECLINE]
+        joker = False
+        for h in hand:
+            if h in fits:
+                if h == JOKER:
+                    if joker:
+                        continue
+                    joker = True
+                out.append(SWAP[h])
+        if d == JOKER:
+            return out
+        total = VALUE[d]
+        others = self._others(s, a)
+        for i in range(4):
+            g = hand[i]
+            if g == JOKER:
+                continue
+            for j in range(i + 1, 4):
+                k = hand[j]
+                if k != JOKER and VALUE[g] + VALUE[k] == total:
+                    give_g, give_k = TWO_TO[g][k], TWO_TO[k][g]
+                    for p in others:
+                        out.append(give_g[p])
+                    for p in others:
+                        out.append(give_k[p])
+        return out
 
     @staticmethod
     def _discards(hand: list[str], keep: str) -> list[Action]:

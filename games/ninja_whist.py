@@ -5,55 +5,64 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 from games.errors import BadOptionError
 
-SUITS = "STNR"
-SUIT_NAMES = {"S": "sword", "T": "staff", "N": "knives", "R": "stars"}
-RANKS = "A23456789K"
-JACK = "J*"
-DECK = [r + s for s in SUITS for r in RANKS] + [JACK]
-DECK_INDEX = {c: i for i, c in enumerate(DECK)}
+SUITS: Final = "STNR"
+SUIT_NAMES: Final = {"S": "sword", "T": "staff", "N": "knives", "R": "stars"}
+RANKS: Final = "A23456789K"
+JACK: Final = "J*"
+DECK: Final = [r + s for s in SUITS for r in RANKS] + [JACK]
+DECK_INDEX: Final = {c: i for i, c in enumerate(DECK)}
 # Face value of the numbered cards 2-9; Aces, Kings and J* are ranked apart (W9).
-FACE = {c: int(c[0]) for c in DECK if c[0].isdigit()}
+FACE: Final = {c: int(c[0]) for c in DECK if c[0].isdigit()}
 
 # Icons a, b, c, d belong to Sword, Staff, Knives, Stars (W2, NW2).
-ICON_SUIT = {"a": "S", "b": "T", "c": "N", "d": "R"}
-BLANK = "blank"
-TOKENS = [BLANK, "a", "b", "c", "d"]
-TOKENS += ["aa", "ab", "ac", "ad", "bb", "bc", "bd", "cc", "cd", "dd"]
-TOKENS += ["aab", "aac", "aad", "bba", "bbc", "bbd", "cca", "ccb", "ccd", "dda", "ddb", "ddc"]
-TOKENS += ["abc", "abd", "acd", "bcd"]
-TOKEN_INDEX = {t: i for i, t in enumerate(TOKENS)}
-ICONS = {t: 0 if t == BLANK else len(t) for t in TOKENS}
+ICON_SUIT: Final = {"a": "S", "b": "T", "c": "N", "d": "R"}
+BLANK: Final = "blank"
+TOKENS: Final = [
+    *[BLANK, "a", "b", "c", "d"],
+    *["aa", "ab", "ac", "ad", "bb", "bc", "bd", "cc", "cd", "dd"],
+    *["aab", "aac", "aad", "bba", "bbc", "bbd", "cca", "ccb", "ccd", "dda", "ddb", "ddc"],
+    *["abc", "abd", "acd", "bcd"],
+]
+TOKEN_INDEX: Final = {t: i for i, t in enumerate(TOKENS)}
+ICONS: Final = {t: 0 if t == BLANK else len(t) for t in TOKENS}
 # MATCH[suit][token] = number of the token's icons showing that suit.
-MATCH = {
+MATCH: Final = {
     s: {t: sum(1 for i in t if ICON_SUIT[i] == s) if ICONS[t] else 0 for t in TOKENS} for s in SUITS
 }
 
-PHASE_BID, PHASE_PLAY, PHASE_ATTACH, PHASE_TAKE, PHASE_OVER = range(5)
-PHASE_NAMES = ("bid", "play", "attach", "take", "over")
-MAX_SEATS = 8
+# Phases (indexes into PHASE_NAMES).
+PHASE_BID: Final = 0
+PHASE_PLAY: Final = 1
+PHASE_ATTACH: Final = 2
+PHASE_TAKE: Final = 3
+PHASE_OVER: Final = 4
+PHASE_NAMES: Final = ("bid", "play", "attach", "take", "over")
+MAX_SEATS: Final = 8
 
-BID = [Action(id=f"bid:{b}", kind="bid", number=b) for b in range(len(DECK) // 3 + 1)]
-PLAY = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
-ATTACH = {t: Action(id=f"attach:{t}", kind="attach", token=t) for t in TOKENS if ICONS[t]}
-DONE = Action(id="done", kind="done")
-TAKE_OWN = {t: Action(id=f"take:{t}", kind="take", token=t) for t in TOKENS}
-TAKE = [
+BID: Final = [Action(id=f"bid:{b}", kind="bid", number=b) for b in range(len(DECK) // 3 + 1)]
+PLAY: Final = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
+ATTACH: Final = {t: Action(id=f"attach:{t}", kind="attach", token=t) for t in TOKENS if ICONS[t]}
+DONE: Final = Action(id="done", kind="done")
+TAKE_OWN: Final = {t: Action(id=f"take:{t}", kind="take", token=t) for t in TOKENS}
+TAKE: Final = [
     {t: Action(id=f"take:{p}:{t}", kind="take", seat=p, token=t) for t in TOKENS}
     for p in range(MAX_SEATS)
 ]
 # Effective suit of every card for leading and following, by trump suit ("" = no trump):
 # in trump rounds J* belongs to the trump suit, at no trump it is its own suit "*" (W7).
-EFF = {trump: {c: (trump if c == JACK and trump else c[1]) for c in DECK} for trump in ["", *SUITS]}
+EFF: Final = {
+    trump: {c: (trump if c == JACK and trump else c[1]) for c in DECK} for trump in ["", *SUITS]
+}
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="ninja-whist",
     title="Ninja Whist",
     seat_counts=(3, 4, 5, 6, 7, 8),
@@ -196,7 +205,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         n, k = state.seats, state.round_index
         h = state.hand_size = state.sizes[k]
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", k).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", k))
         state.hands = [[] for _ in range(n)]
         for i in range(n):
             seat = (state.dealer + 1 + i) % n
@@ -515,7 +524,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         return out
 
 
-RESAMPLE_TRIES = 100
+RESAMPLE_TRIES: Final = 100
 
 
 def _redeal(state: NinjaWhistState, seat: int, rng: random.Random) -> bool:

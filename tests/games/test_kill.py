@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from typing import Any
@@ -111,6 +112,27 @@ def test_l2_trios_with_one_and_with_two_jokers() -> None:
 def test_kl18_a_winning_hand_is_not_a_trio() -> None:
     state = rig(new(), [["TH", "JH", "QH", "KH"], *LOW4[1:]])
     assert "show_win" in ids(state) and "show_trio" not in ids(state)
+
+
+def winning_shape(cards: tuple[str, ...]) -> bool:
+    """L2 as written: every non-Joker is a 10, J, Q or K, all of one colour and distinct values."""
+    plain = [c for c in cards if c != JOKER]
+    colours = {c[1] in "HD" for c in plain}
+    values = [VALUE[c] for c in plain]
+    return all(v >= 10 for v in values) and len(colours) <= 1 and len(set(values)) == len(values)
+
+
+def test_l2_classify_agrees_with_the_rule_on_every_hand() -> None:
+    codes = [*CARDS, JOKER, JOKER]
+    for hand in itertools.combinations(codes, 4):
+        if winning_shape(hand):
+            expected = WIN
+        elif any(winning_shape(hand[:i] + hand[i + 1 :]) for i in range(4)):
+            expected = TRIO
+        else:
+            expected = NONE
+        rotated = [*hand[1:], hand[0]]
+        assert classify(list(hand)) == classify(rotated[::-1]) == expected, hand
 
 
 def test_kl10_only_true_wins_and_trios_are_offered() -> None:
