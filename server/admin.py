@@ -105,12 +105,13 @@ class AdminService(admin_pb2_grpc.AdminServicer):
     """
 
     def __init__(
-        self, store: Store, arena: Arena, admin_token: str | None, processes: int = 1
+        self, store: Store, arena: Arena, admin_token: str | None, processes: int | None = 1
     ) -> None:
         self.store = store
         self.arena = arena
         self.admin_token = admin_token
-        self.processes = processes  # referee processes a tournament is played by
+        # Referee processes a tournament is played by (None: as many as it pays for).
+        self.processes = processes
         self.running: dict[int, asyncio.Task[int]] = {}
 
     async def interrupt_all(self) -> list[int]:

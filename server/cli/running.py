@@ -184,7 +184,7 @@ def run_with_progress(
     port: int,
     allow_absent: bool = False,
     wait_s: float = REMOTE_WAIT_S,
-    processes: int = 1,
+    processes: int | None = None,
 ) -> None:
     """Play a tournament's unfinished matches with progress; Ctrl-C or SIGTERM interrupts it
     (marked interrupted, resumable) without a traceback."""
@@ -212,7 +212,7 @@ def run_with_progress(
             "first match",
             highlight=False,
         )
-        if processes > 1:
+        if processes is not None and processes > 1:
             warn(f"remote bots connect to this process: --processes {processes} is not used")
     plan = RunPlan(
         store,
@@ -243,7 +243,7 @@ class RunPlan:
     port: int
     allow_absent: bool
     wait_s: float
-    processes: int = 1
+    processes: int | None = None  # None: as many as the run pays for (auto_processes)
 
     def run(self, figures: RunFigures) -> None:
         """Play with a progress report; an interruption exits 130 (143 on SIGTERM)."""

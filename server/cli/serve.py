@@ -65,13 +65,14 @@ def serve(
         int, typer.Option(min=1, help="MiB a submission's build may write.")
     ] = SubmissionLimits.build_mb,
     processes: Annotated[
-        int,
+        int | None,
         typer.Option(
             min=1,
             help="Referee processes a tournament is played by, each on a core with its own "
-            "copy of the managed bots; a tournament with remote bots uses one.",
+            "copy of the managed bots (default: one per 200 unfinished matches, up to one "
+            "per core); a tournament with remote bots uses one.",
         ),
-    ] = 1,
+    ] = None,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -119,7 +120,7 @@ class ServePlan:
     limits: SubmissionLimits
     tls: TlsConfig | None
     policy: SandboxPolicy
-    processes: int = 1
+    processes: int | None = None  # None: as many as each tournament pays for
 
     async def run(self) -> str:
         """Serve until Ctrl-C or SIGTERM; returns which stopped it."""

@@ -38,11 +38,12 @@ from tournaments.confidence import DEFAULT_MAX_ROUNDS, ConfidenceGoal
 from tournaments.store import Store, TournamentProgress
 
 ProcessesOption = Annotated[
-    int,
+    int | None,
     typer.Option(
         min=1,
         help="Referee processes, each on a core with its own copy of the managed bots "
-        "(docs/performance.md); a run with remote bots uses one.",
+        "(default: one per 200 unfinished matches, up to one per core; docs/performance.md); "
+        "a run with remote bots uses one.",
     ),
 ]
 
@@ -96,7 +97,7 @@ def tournament_run(
     ] = None,
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
-    processes: ProcessesOption = 1,
+    processes: ProcessesOption = None,
     db: DbOption = None,
     *,
     referee: RefereeOptions,
@@ -185,7 +186,7 @@ def tournament_resume(
     port: PortOption = 0,
     allow_absent: AllowAbsentOption = False,
     wait_s: WaitOption = REMOTE_WAIT_S,
-    processes: ProcessesOption = 1,
+    processes: ProcessesOption = None,
     db: DbOption = None,
     *,
     referee: RefereeOptions,

@@ -23,6 +23,7 @@ from server.bots.cpu_pin import usable_cpus
 from server.bots.start import StartFailure
 from server.match.records import ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
+from server.play.load import cores
 from server.play.referee_wire import (
     BotExited,
     Lag,
@@ -40,6 +41,9 @@ from server.play.referee_wire import (
 )
 from tournaments.errors import TournamentError
 
+# A referee process starts its own copy of every managed bot (about a second, sandboxed):
+# by default a run gets another process for every this many matches, up to one per core.
+MATCHES_PER_PROCESS = 200
 STOP_WAIT_S = 10.0  # a referee process told Stop has this long to say Goodbye and exit
 MAX_REPLACEMENTS = 3  # referee processes that died in one run before the run gives up
 
@@ -51,6 +55,12 @@ class PoolEvents:
     live: Callable[[Live], None]
     timed_out: Callable[[str], None]
     bot_exited: Callable[[str, str, Path | None], None]
+
+
+def auto_processes(matches: int) -> int:
+    """Referee processes for a run of this many matches when none are asked for: one per
+    core, as many as the run is long enough to pay for (at least one)."""
+    return max(1, min(cores(), matches // MATCHES_PER_PROCESS))
 
 
 def ended(returncode: int | None) -> str:

@@ -17,7 +17,7 @@ from server.play.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT
 from server.play.load import AdaptiveLimit, StormWatch
 from server.play.one_match import Referee, StoreWriter, play_until_not_voided
 from server.play.preflight import BotsDidNotStart, await_remote, start_managed, wrong_game
-from server.play.referee_pool import PoolEvents, PoolPlan, RefereePool
+from server.play.referee_pool import PoolEvents, PoolPlan, RefereePool, auto_processes
 from server.play.referee_wire import Live, ManagedEntrant
 from server.transport.tls import TlsConfig
 from tournaments.committer import OrderedCommitter
@@ -80,7 +80,7 @@ async def run_tournament(
     transport: str = DEFAULT_TRANSPORT,
     remote_wait_s: float = REMOTE_WAIT_S,
     on_waiting: Callable[[list[str]], None] | None = None,
-    processes: int = 1,
+    processes: int | None = 1,
 ) -> int:
     """Play every unfinished match of a tournament; returns how many were recorded.
 
@@ -100,7 +100,8 @@ async def run_tournament(
     With processes > 1 and no remote entrant, the matches are refereed by that many referee
     processes, each with its own copy of every managed bot (server/play/referee_pool.py);
     this process still writes every row. Remote bots connect to this process, so a
-    tournament with one is refereed here.
+    tournament with one is refereed here. processes=None: as many as the run's unfinished
+    matches pay for, up to one per core (auto_processes).
     """
     run = Run(
         concurrency,
@@ -141,7 +142,7 @@ class Run:
     on_bot_exit: BotExitCallback | None
     remote_wait_s: float = REMOTE_WAIT_S
     on_waiting: Callable[[list[str]], None] | None = None
-    processes: int = 1
+    processes: int | None = 1  # None: auto_processes of the unfinished matches
 
 
 async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
@@ -167,7 +168,9 @@ async def _run(store: Store, tournament_id: int, arena: Arena, run: Run) -> int:
 
     tasks: list[asyncio.Task[None]] = []
     lag = arena.hub.lag
-    pool = _pool(store, tournament, entrants, arena, run, settings, logs, writer, storms)
+    pool = _pool(
+        store, tournament, entrants, len(pending), arena, run, settings, logs, writer, storms
+    )
     referee: Referee = arena if pool is None else pool
 
     def loop_lag() -> float:
@@ -253,6 +256,7 @@ def _pool(
     store: Store,
     tournament: Tournament,
     entrants: Sequence[Bot],
+    matches: int,
     arena: Arena,
     run: Run,
     settings: ClockSettings,
@@ -260,9 +264,11 @@ def _pool(
     writer: StoreWriter,
     storms: StormWatch,
 ) -> RefereePool | None:
-    """The run's referee processes, when it asks for more than one and every entrant is
-    managed (remote bots connect to this process: a run with one referees here)."""
-    if run.processes < 2 or any(not b.command for b in entrants):
+    """The run's referee processes, when it asks for more than one (or, asking for none,
+    its `matches` pay for more: auto_processes) and every entrant is managed (remote bots
+    connect to this process: a run with one referees here)."""
+    processes = auto_processes(matches) if run.processes is None else run.processes
+    if processes < 2 or any(not b.command for b in entrants):
         return None
     bots = tuple(
         ManagedEntrant(b.name, str(b.id), b.command, b.code_digest)
@@ -298,7 +304,7 @@ def _pool(
         if run.on_bot_exit is not None:
             run.on_bot_exit(name, how, log)
 
-    return RefereePool(plan, run.processes, PoolEvents(live, storms.note, bot_exited))
+    return RefereePool(plan, processes, PoolEvents(live, storms.note, bot_exited))
 
 
 def _quiet(future: asyncio.Future[None]) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 import grpc
 import pytest
 
+from server.play.load import cores
+from server.play.referee_pool import auto_processes
 from tests.server.test_tournament_cli import ROOT, assert_complete_and_consistent
 from tournaments.store import Store
 
@@ -273,3 +275,35 @@ def test_serve_plays_an_admin_tournament_in_its_referee_processes(tmp_path: Path
     assert sorted(p.name for p in (logs / "referee-1").iterdir()) == each
     with Store(f"sqlite:///{tmp_path / 'cs.db'}") as store:
         assert_complete_and_consistent(store, created.tournament_id)
+
+
+def test_by_default_a_long_run_gets_a_process_per_200_matches_up_to_one_per_core(
+    tmp_path: Path,
+) -> None:
+    assert [auto_processes(n) for n in (0, 1, 199, 399)] == [1, 1, 1, 1]
+    assert auto_processes(400) == min(2, cores())
+    assert auto_processes(100_000) == cores()
+    db = tmp_path / "cs.db"
+    names = field(db, tmp_path / "fifo")[:3]
+    run = cli(
+        "tournament",
+        "run",
+        "knaves",
+        "--bots",
+        ",".join(names),
+        "--rounds",
+        "67",
+        "--seed",
+        "3",
+        "--sandbox",
+        "none",
+        db=db,
+    )
+    last = [line for line in run.stderr.splitlines() if "402/402 matches" in line][-1]
+    if auto_processes(402) == 1:
+        assert "per process" not in last
+    else:
+        counts = last.split("per process ")[1].split(",")[0].split("+")
+        assert len(counts) == auto_processes(402) and sum(map(int, counts)) == 402, last
+    with Store(f"sqlite:///{db}") as store:
+        assert_complete_and_consistent(store, 1)
