@@ -20,11 +20,13 @@ from server.play import publish
 from server.play.arena import Arena
 from server.play.one_match import play_until_not_voided
 from server.views.spectator import shown
-from tests.server.conftest import RANDOM_BOT
+from tests.server.conftest import PYTHON, ROOT
 from tests.server.test_what_the_public_sees import check_shown, public_truth
 from tournaments.store import Store
 
 CLOCK = ClockSettings(move_ms=2000)
+# 4 ms a decision: a match lasts long enough for several snapshots however loaded the machine
+BRISK_BOT = [PYTHON, str(ROOT / "tests" / "server" / "bots" / "brisk_bot.py")]
 # (game, seats, seed): every game, a seeded match each
 CASES = [("knaves", 3, 1), ("knives", 5, 2), ("kill", 4, 3), ("kansas-city", 4, 4),
          ("ninja-whist", 4, 5)]  # fmt: skip
@@ -33,7 +35,8 @@ CASES = [("knaves", 3, 1), ("knives", 5, 2), ("kill", 4, 3), ("kansas-city", 4, 
 async def play_published(
     store: Store, tmp_path: Path, game: str, seats: int, seed: int
 ) -> tuple[int, list[str]]:
-    """Play a stored match of random bots with the store as a run would: its id and actions."""
+    """Play a stored match of seeded bots with the store as a run would: its id and
+    actions."""
     ids = [store.add_bot(f"r{i}")[0].id or 0 for i in range(seats)]
     tournament = store.create_tournament(game, ids, seed=seed)
     match = store.matches(tournament.id or 0)[0]
@@ -41,7 +44,7 @@ async def play_published(
         identities = {}
         for bot in ids:
             token = arena.register(f"r{bot}")
-            await arena.spawn(f"r{bot}", RANDOM_BOT, token)
+            await arena.spawn(f"r{bot}", BRISK_BOT, token)
             identities[bot] = arena.identity(token)
         record = await play_until_not_voided(
             store, arena, match, identities, CLOCK, tournament=tournament
@@ -54,7 +57,7 @@ async def play_published(
 def test_every_stored_snapshot_holds_only_what_the_public_may_see(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, game: str, seats: int, seed: int
 ) -> None:
-    monkeypatch.setattr(publish, "PUBLISH_S", 0.002)  # random bots are quick: write often
+    monkeypatch.setattr(publish, "PUBLISH_S", 0.02)  # write often
     written: list[tuple[int, dict[str, Any]]] = []  # (decisions played then, snapshot)
     in_flight = threading.Semaphore(1)
     real = Store.publish_live
