@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
-from tournaments.errors import ScheduleError, TournamentError
-from tournaments.models import BotArchive
+from tournaments.errors import ScheduleError, TournamentError, UnknownBotError
+from tournaments.models import BotArchive, SubmissionState, TournamentStatus
 from tournaments.ratings import DEFAULT_SIGMA, SeatOutcome
 from tournaments.schedule import rotations
-from tournaments.store import LADDER, Store, ladder_seed
+from tournaments.store import LADDER, Store, ladder_seed, ranked
 
 GAME = "knaves"
 
@@ -57,6 +58,7 @@ def test_a_set_is_every_rotation_of_its_table_on_one_seed_numbered_in_order(stor
     assert [tuple(m.seats) for m in first] == rotations([a, b, c])
     assert [m.schedule_index for m in first + second] == list(range(12))
     assert {m.round for m in first} == {0} and {m.round for m in second} == {1}
+    assert {(m.attempt, m.table_index) for m in first + second} == {(0, 0)}
     assert {m.seed for m in first} == {ladder_seed(5, 0)}
     assert {m.seed for m in second} == {ladder_seed(5, 1)} != {ladder_seed(5, 0)}
     assert store.get_tournament(ladder).rounds == 2
@@ -164,3 +166,96 @@ def test_recent_sets_are_the_last_ones_newest_first_with_their_totals(store: Sto
     assert recent[1].totals() == {b: 0.0, c: 0.0, d: 60.0}
     assert recent[0].totals() == {c: 0.0, d: 0.0, a: 0.0}
     assert [s.number for s in store.recent_sets(ladder, 10)] == [2, 1, 0]
+
+
+def test_the_order_is_mu_minus_3_sigma_then_mu_then_name(store: Store) -> None:
+    for name in "dcba":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c", "d"])
+    field = {e.bot.name: e for e in store.ladder_field(ladder)}
+    rated = {"a": (30.0, 5.0), "b": (24.0, 3.0), "c": (24.0, 3.0), "d": (40.0, 1.0)}
+    entries = [replace(field[n], mu=mu, sigma=sigma) for n, (mu, sigma) in rated.items()]
+    assert [e.conservative for e in entries] == [15.0, 15.0, 15.0, 37.0]
+    assert [e.bot.name for e in ranked(entries)] == ["d", "a", "b", "c"]
+    assert [e.bot.name for e in ranked(entries[::-1])] == ["d", "a", "b", "c"]
+
+
+def test_the_latest_ladder_is_the_newest_of_its_game_not_cancelled(store: Store) -> None:
+    for name in "abcd":
+        store.add_bot(name)
+    older = new_ladder(store, ["a", "b", "c"])
+    newer = new_ladder(store, ["a", "b", "c"])
+    cancelled = new_ladder(store, ["a", "b", "c"])
+    store.set_tournament_status(cancelled, TournamentStatus.CANCELLED)
+    store.create_tournament(GAME, ["a", "b", "c", "d"], seed=1)  # a round robin, newer still
+    latest = store.latest_ladder(GAME)
+    assert latest is not None and latest.id == newer != older
+
+
+def test_a_retired_bot_is_neither_entered_nor_seated(store: Store) -> None:
+    for name in "abc":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c"])
+    a, b, c = ids(store, "a", "b", "c")
+    play_set(store, ladder, (a, b, c), winner=a)
+    store.add_bot("e")
+    (e,) = ids(store, "e")
+    play_set(store, ladder, (a, b, e), winner=a)
+    assert store.remove_bot("e") == "retired"
+    with pytest.raises(UnknownBotError):
+        store.enter_ladder(ladder, ["e"])
+    with pytest.raises(UnknownBotError):
+        store.add_ladder_set(ladder, (a, b, e))
+    assert store.get_tournament(ladder).rounds == 2
+
+
+def test_a_bots_sets_count_its_own_ladder_and_a_replayed_match_once(store: Store) -> None:
+    for name in "abcde":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c", "d", "e"])
+    other = new_ladder(store, ["a", "b", "c"])
+    a, b, c, d, e = ids(store, "a", "b", "c", "d", "e")
+    play_set(store, ladder, (a, b, c), winner=a)
+    play_set(store, ladder, (a, b, d), winner=a)
+    first, *rest = store.add_ladder_set(ladder, (c, d, b))
+    store.void_match(first.id or 0, "worker died")
+    assert len(store.add_ladder_set(other, (a, b, c))) == 6  # open, as set 0 here is not
+    store.add_ladder_set(ladder, (c, d, a))
+    field = {en.bot.name: (en.sets, en.in_flight, en.last_set) for en in store.ladder_field(ladder)}
+    assert field == {
+        "a": (2, 1, 3), "b": (2, 1, 2), "c": (1, 2, 3), "d": (1, 2, 3), "e": (0, 0, -1),
+    }  # fmt: skip
+    (replay,) = [m for m in store.pending_matches(ladder) if m.attempt == 1]
+    assert replay.schedule_index == first.schedule_index
+    for match in (replay, *rest):
+        store.record_result(match.id or 0, [SeatOutcome(s) for s in (1, 2, 3)])
+    field = {en.bot.name: (en.sets, en.in_flight, en.last_set) for en in store.ladder_field(ladder)}
+    assert field["b"] == (3, 0, 2) and field["c"] == (2, 1, 3)
+    newest, replayed = store.recent_sets(ladder, 2)
+    assert (replayed.number, replayed.finished, len(replayed.matches)) == (2, True, 6)
+    assert replayed.table == [c, d, b] and sum(replayed.totals().values()) == 36.0
+    assert (newest.number, newest.table) == (3, [c, d, a])
+    assert [s.table for s in store.recent_sets(other, 5)] == [[a, b, c]]
+
+
+def test_a_submission_no_longer_accepted_brings_no_bot(store: Store) -> None:
+    store.add_bot("a")
+    store.add_bot("b")
+    ladder = new_ladder(store, ["a", "b"])
+    ann, _ = store.add_author("ann")
+    code = BotArchive(digest=hashlib.sha256(b"c").hexdigest(), data=b"c", size=1)
+    sent = store.receive_submission(ann.id or 0, "sub", [GAME], "run", None, code)
+    store.accept_submission(sent.id or 0, "PASS")
+    assert {e.bot.name for e in store.ladder_field(ladder)} == {"a", "b", "sub"}
+    store.set_submission_state(sent.id or 0, SubmissionState.REJECTED, "withdrawn")
+    assert {e.bot.name for e in store.ladder_field(ladder)} == {"a", "b"}
+
+
+def test_a_ladder_started_empty_takes_its_entrants_in_the_order_given(store: Store) -> None:
+    for name in "abcd":
+        store.add_bot(name)
+    ladder = new_ladder(store, [])
+    assert [b.name for b in store.enter_ladder(ladder, ["c", "a"])] == ["c", "a"]
+    b, c, d = ids(store, "b", "c", "d")
+    store.add_ladder_set(ladder, (d, c, b))
+    assert [bot.name for bot in store.tournament_entrants(ladder)] == ["c", "a", "d", "b"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tournaments.errors import UnknownMatchError
-from tournaments.store import Store
+from tournaments.store import LiveRead, Store
 
 
 def test_a_snapshot_is_replaced_read_with_the_status_and_cleared(db_url: str) -> None:
@@ -16,7 +16,9 @@ def test_a_snapshot_is_replaced_read_with_the_status_and_cleared(db_url: str) ->
         mid = match.id or 0
         assert store.read_live(mid).snapshot is None
         store.start_match(mid)
-        store.publish_live(mid, 1, {"step": 1, "moves": [{"seat": 0, "label": "play:2H"}]})
+        first = {"step": 1, "moves": [{"seat": 0, "label": "play:2H"}]}
+        store.publish_live(mid, 1, first)
+        assert store.read_live(mid) == LiveRead("running", first)  # the first write, read
         store.publish_live(mid, 2, {"step": 2, "moves": []})
         read = store.read_live(mid)
         assert (read.status, read.snapshot) == ("running", {"step": 2, "moves": []})
