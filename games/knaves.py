@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
@@ -22,15 +22,15 @@ from games.base import (
 )
 from games.cards import rank_value, seeded_rng, standard_deck
 
-SEATS = 3
-TARGET = 20
-MAX_DEALS = 9
-JACK_PENALTY = {"JH": 4, "JD": 3, "JC": 2, "JS": 1}
-DECK = standard_deck()
-RANK = {card: rank_value(card) for card in DECK}
-PLAY = {card: Action(id=f"play:{card}", kind="play", card=card) for card in DECK}
+SEATS: Final = 3
+TARGET: Final = 20
+MAX_DEALS: Final = 9
+JACK_PENALTY: Final = {"JH": 4, "JD": 3, "JC": 2, "JS": 1}
+DECK: Final = standard_deck()
+RANK: Final = {card: rank_value(card) for card in DECK}
+PLAY: Final = {card: Action(id=f"play:{card}", kind="play", card=card) for card in DECK}
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="knaves",
     title="Knaves",
     seat_counts=(3,),
