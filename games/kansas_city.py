@@ -12,7 +12,7 @@ from typing import Any, Final
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 
 SUITS: Final = "ROYGBPK"
 SUIT_NAMES: Final = {
@@ -148,7 +148,7 @@ class KansasCity(Game[KansasCityState]):
         n = state.seats
         size = HAND_SIZE[n]
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.hand_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.hand_number))
         state.hands = [_sorted(deck[size * p : size * p + size]) for p in range(n)]
         state.dealt_numbers = [sorted(NUM[c] for c in h) for h in state.hands]
         state.missing = deck[55] if n == 5 else ""

@@ -20,7 +20,7 @@ from games.base import (
     shared_view,
     with_own_cards,
 )
-from games.cards import rank_value, seeded_rng, standard_deck
+from games.cards import rank_value, seeded_rng, shuffle, standard_deck
 
 SEATS: Final = 3
 TARGET: Final = 20
@@ -74,7 +74,7 @@ class Knaves(Game[KnavesState]):
 
     def _deal(self, state: KnavesState) -> None:
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.deal_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.deal_number))
         state.hands = [sorted(deck[17 * p : 17 * p + 17], key=DECK.index) for p in range(SEATS)]
         state.dealt = [list(h) for h in state.hands]
         state.turned = deck[51]

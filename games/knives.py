@@ -21,7 +21,7 @@ from games.base import (
     shared_view,
     with_own_cards,
 )
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 
 SEATS: Final = 5
 HAND_SIZE: Final = 6
@@ -275,7 +275,7 @@ class Knives(Game[KnivesState]):
 
     def _deal(self, state: KnivesState) -> None:
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.hand_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.hand_number))
         state.hands = [
             sorted(deck[HAND_SIZE * p : HAND_SIZE * p + HAND_SIZE], key=ORDER.__getitem__)
             for p in range(SEATS)
