@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import random
+from typing import TypeVar
+
+T = TypeVar("T")
 
 RANKS = "23456789TJQKA"
 SUITS = "SHDC"
@@ -25,7 +28,18 @@ def seeded_rng(seed: int, *labels: object) -> random.Random:
     return random.Random(key)
 
 
-def shuffle(cards: list[str], rng: random.Random) -> None:
+def randbelow(rng: random.Random, bound: int) -> int:
+    """rng.randrange(bound) for a bound > 0, the same number from the same random bits, with
+    the draw compiled (Random._randbelow's: getrandbits of the bound's bit length until
+    below the bound)."""
+    width = bound.bit_length()
+    j = rng.getrandbits(width)
+    while j >= bound:
+        j = rng.getrandbits(width)
+    return j
+
+
+def shuffle(cards: list[T], rng: random.Random) -> None:
     """Shuffle in place into the very order rng.shuffle(cards) gives from the same generator
     state, with the loop compiled: random.Random.shuffle is Python code that makes two calls
     per card. The same Fisher-Yates walk; each index drawn as Random._randbelow draws it, from

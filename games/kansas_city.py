@@ -7,15 +7,15 @@ import random
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 
-SUITS = "ROYGBPK"
-SUIT_NAMES = {
+SUITS: Final = "ROYGBPK"
+SUIT_NAMES: Final = {
     "R": "red",
     "O": "orange",
     "Y": "yellow",
@@ -24,30 +24,33 @@ SUIT_NAMES = {
     "P": "purple",
     "K": "black",
 }
-NUMBERS = range(1, 9)
-DECK = [f"{n}{s}" for s in SUITS for n in NUMBERS]
-NUM = {c: int(c[0]) for c in DECK}
-ORDER = {c: i for i, c in enumerate(DECK)}
-TRUMP_CODE = {n: f"T{n}" for n in NUMBERS}
-TRUMP_LED = "T"
-SEALED = "?"  # in place of the suit of a face nobody may see (the full-table replay)
-PASS_COUNT = 3
-CHART = {4: (0, 5, 10, 15, 5), 5: (0, 5, 10, 5)}
-HAND_SIZE = {4: 14, 5: 11}
-PLAIN = 1 << 30  # upgrade time of a card that is still plain: later than any void
+NUMBERS: Final = range(1, 9)
+DECK: Final = [f"{n}{s}" for s in SUITS for n in NUMBERS]
+NUM: Final = {c: int(c[0]) for c in DECK}
+ORDER: Final = {c: i for i, c in enumerate(DECK)}
+TRUMP_CODE: Final = {n: f"T{n}" for n in NUMBERS}
+TRUMP_LED: Final = "T"
+SEALED: Final = "?"  # in place of the suit of a face nobody may see (the full-table replay)
+PASS_COUNT: Final = 3
+CHART: Final = {4: (0, 5, 10, 15, 5), 5: (0, 5, 10, 5)}
+HAND_SIZE: Final = {4: 14, 5: 11}
+PLAIN: Final = 1 << 30  # upgrade time of a card that is still plain: later than any void
 
-PASS = {c: Action(id=f"pass:{c}", kind="pass", card=c) for c in DECK}
-PLAY = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
-PLAY_TRUMP = {
+PASS: Final = {c: Action(id=f"pass:{c}", kind="pass", card=c) for c in DECK}
+PLAY: Final = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
+PLAY_TRUMP: Final = {
     n: Action(id=f"play:{TRUMP_CODE[n]}", kind="play", card=TRUMP_CODE[n], number=n)
     for n in NUMBERS
 }
-UPGRADE = {c: Action(id=f"upgrade:{c}", kind="upgrade", card=c) for c in DECK}
-NONE = Action(id="none", kind="none")
+UPGRADE: Final = {c: Action(id=f"upgrade:{c}", kind="upgrade", card=c) for c in DECK}
+NONE: Final = Action(id="none", kind="none")
 
-PHASE_PASS, PHASE_PLAY, PHASE_UPGRADE, PHASE_OVER = "pass", "play", "upgrade", "over"
+PHASE_PASS: Final = "pass"
+PHASE_PLAY: Final = "play"
+PHASE_UPGRADE: Final = "upgrade"
+PHASE_OVER: Final = "over"
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="kansas-city",
     title="Kansas City",
     seat_counts=(4, 5),
@@ -145,7 +148,7 @@ class KansasCity(Game[KansasCityState]):
         n = state.seats
         size = HAND_SIZE[n]
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.hand_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.hand_number))
         state.hands = [_sorted(deck[size * p : size * p + size]) for p in range(n)]
         state.dealt_numbers = [sorted(NUM[c] for c in h) for h in state.hands]
         state.missing = deck[55] if n == 5 else ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
@@ -20,17 +20,17 @@ from games.base import (
     shared_view,
     with_own_cards,
 )
-from games.cards import rank_value, seeded_rng, standard_deck
+from games.cards import rank_value, seeded_rng, shuffle, standard_deck
 
-SEATS = 3
-TARGET = 20
-MAX_DEALS = 9
-JACK_PENALTY = {"JH": 4, "JD": 3, "JC": 2, "JS": 1}
-DECK = standard_deck()
-RANK = {card: rank_value(card) for card in DECK}
-PLAY = {card: Action(id=f"play:{card}", kind="play", card=card) for card in DECK}
+SEATS: Final = 3
+TARGET: Final = 20
+MAX_DEALS: Final = 9
+JACK_PENALTY: Final = {"JH": 4, "JD": 3, "JC": 2, "JS": 1}
+DECK: Final = standard_deck()
+RANK: Final = {card: rank_value(card) for card in DECK}
+PLAY: Final = {card: Action(id=f"play:{card}", kind="play", card=card) for card in DECK}
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="knaves",
     title="Knaves",
     seat_counts=(3,),
@@ -74,7 +74,7 @@ class Knaves(Game[KnavesState]):
 
     def _deal(self, state: KnavesState) -> None:
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.deal_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.deal_number))
         state.hands = [sorted(deck[17 * p : 17 * p + 17], key=DECK.index) for p in range(SEATS)]
         state.dealt = [list(h) for h in state.hands]
         state.turned = deck[51]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from typing_extensions import override
 
@@ -21,21 +21,22 @@ from games.base import (
     shared_view,
     with_own_cards,
 )
-from games.cards import seeded_rng
+from games.cards import seeded_rng, shuffle
 
-SEATS = 5
-HAND_SIZE = 6
-TRICKS = 6
-DECISIONS_PER_HAND = 40  # 1 suit + 5 auction + max(2 bank + 1 solo, 1 mode + 2 reveals + done) + 30
-SUIT_LETTERS = "SCDH"
-SUIT_NAMES = {"S": "spades", "C": "clubs", "D": "diamonds", "H": "hearts", "K": "knives"}
-SUIT_LETTER = {name: letter for letter, name in SUIT_NAMES.items()}
-JOKER = "JO"
-KNIVES = ["AK", "7K", "6K", "5K", "4K", "3K", "2K"]
-TRAD_RANKS = "KQJMTG"
-DECK = [JOKER, *KNIVES, *(r + s for s in SUIT_LETTERS for r in TRAD_RANKS)]
-ORDER = {card: i for i, card in enumerate(DECK)}
-SUIT_OF = {card: "" if card == JOKER else card[1] for card in DECK}
+SEATS: Final = 5
+HAND_SIZE: Final = 6
+TRICKS: Final = 6
+# 1 suit + 5 auction + max(2 bank + 1 solo, 1 mode + 2 reveals + done) + 30
+DECISIONS_PER_HAND: Final = 40
+SUIT_LETTERS: Final = "SCDH"
+SUIT_NAMES: Final = {"S": "spades", "C": "clubs", "D": "diamonds", "H": "hearts", "K": "knives"}
+SUIT_LETTER: Final = {name: letter for letter, name in SUIT_NAMES.items()}
+JOKER: Final = "JO"
+KNIVES: Final = ["AK", "7K", "6K", "5K", "4K", "3K", "2K"]
+TRAD_RANKS: Final = "KQJMTG"
+DECK: Final = [JOKER, *KNIVES, *(r + s for s in SUIT_LETTERS for r in TRAD_RANKS)]
+ORDER: Final = {card: i for i, card in enumerate(DECK)}
+SUIT_OF: Final = {card: "" if card == JOKER else card[1] for card in DECK}
 
 
 def _rank(card: str) -> int:
@@ -47,41 +48,43 @@ def _rank(card: str) -> int:
     return 6 - TRAD_RANKS.index(card[0])
 
 
-RANK = {card: _rank(card) for card in DECK}
-STARS = {card: {"K": 3, "Q": 2, "J": 1}.get(card[0], 0) for card in DECK}
+RANK: Final = {card: _rank(card) for card in DECK}
+STARS: Final = {card: {"K": 3, "Q": 2, "J": 1}.get(card[0], 0) for card in DECK}
 STARS["AK"] = 1
 STARS[JOKER] = 0
 
-DECLARE, AUCTION, BANK, SOLO, MODE, REVEAL, PLAY, OVER = (
-    "declare",
-    "auction",
-    "bank",
-    "solo",
-    "mode",
-    "reveal",
-    "play",
-    "over",
-)
-BANKER, LEASTER, MOSTER = "banker", "leaster", "moster"
+DECLARE: Final = "declare"
+AUCTION: Final = "auction"
+BANK: Final = "bank"
+SOLO: Final = "solo"
+MODE: Final = "mode"
+REVEAL: Final = "reveal"
+PLAY: Final = "play"
+OVER: Final = "over"
+BANKER: Final = "banker"
+LEASTER: Final = "leaster"
+MOSTER: Final = "moster"
 
-SUIT_ACTION = {
+SUIT_ACTION: Final = {
     s: Action(id=f"suit:{SUIT_NAMES[s]}", kind="suit", suit=SUIT_NAMES[s]) for s in SUIT_LETTERS
 }
-PICK = Action(id="pick", kind="pick")
-PASS_SUIT = {
+PICK: Final = Action(id="pick", kind="pick")
+PASS_SUIT: Final = {
     s: Action(id=f"pass:{SUIT_NAMES[s]}", kind="pass", suit=SUIT_NAMES[s]) for s in SUIT_LETTERS
 }
-PASS_PLAIN = Action(id="pass", kind="pass")
-BANK_ACTION = {c: Action(id=f"bank:{c}", kind="bank", card=c) for c in DECK}
-SOLO_ACTION = Action(id="solo", kind="solo")
-NO_SOLO = Action(id="no_solo", kind="no_solo")
-LEASTER_ACTION = Action(id="leaster", kind="leaster")
-MOSTER_ACTION = Action(id="moster", kind="moster")
-REVEAL_ACTION = {c: Action(id=f"reveal:{c}", kind="reveal", card=c) for c in DECK}
-DONE = Action(id="done", kind="done")
-PLAY_ACTION = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
-AUCTION_LEGAL = {s: [PICK] + [PASS_SUIT[t] for t in SUIT_LETTERS if t != s] for s in SUIT_LETTERS}
-ALL_IDS = (
+PASS_PLAIN: Final = Action(id="pass", kind="pass")
+BANK_ACTION: Final = {c: Action(id=f"bank:{c}", kind="bank", card=c) for c in DECK}
+SOLO_ACTION: Final = Action(id="solo", kind="solo")
+NO_SOLO: Final = Action(id="no_solo", kind="no_solo")
+LEASTER_ACTION: Final = Action(id="leaster", kind="leaster")
+MOSTER_ACTION: Final = Action(id="moster", kind="moster")
+REVEAL_ACTION: Final = {c: Action(id=f"reveal:{c}", kind="reveal", card=c) for c in DECK}
+DONE: Final = Action(id="done", kind="done")
+PLAY_ACTION: Final = {c: Action(id=f"play:{c}", kind="play", card=c) for c in DECK}
+AUCTION_LEGAL: Final = {
+    s: [PICK] + [PASS_SUIT[t] for t in SUIT_LETTERS if t != s] for s in SUIT_LETTERS
+}
+ALL_IDS: Final = (
     [a.id for a in SUIT_ACTION.values()]
     + [PICK.id, PASS_PLAIN.id]
     + [a.id for a in PASS_SUIT.values()]
@@ -107,12 +110,12 @@ def _power(card: str, strong: str, led: str) -> int:
 
 
 # POWER[strong][led suit, "" when the Joker led] -> card -> power
-POWER = {
+POWER: Final = {
     s: {led: {c: _power(c, s, led) for c in DECK} for led in ["", "K", *SUIT_LETTERS]}
     for s in SUIT_LETTERS
 }
 # GROUP[(strong, trumps_one_suit)] -> card -> the suit it counts as for following (K11)
-GROUP = {
+GROUP: Final = {
     (s, one): {
         c: "" if c == JOKER else ("T" if one and SUIT_OF[c] in ("K", s) else SUIT_OF[c])
         for c in DECK
@@ -121,7 +124,7 @@ GROUP = {
     for one in (False, True)
 }
 
-SPEC = GameSpec(
+SPEC: Final = GameSpec(
     name="knives",
     title="Knives",
     seat_counts=(5,),
@@ -272,7 +275,7 @@ class Knives(Game[KnivesState]):
 
     def _deal(self, state: KnivesState) -> None:
         deck = list(DECK)
-        seeded_rng(state.seed, "deal", state.hand_number).shuffle(deck)
+        shuffle(deck, seeded_rng(state.seed, "deal", state.hand_number))
         state.hands = [
             sorted(deck[HAND_SIZE * p : HAND_SIZE * p + HAND_SIZE], key=ORDER.__getitem__)
             for p in range(SEATS)

@@ -10,7 +10,7 @@ from typing import Any, Final
 from typing_extensions import override
 
 from games.base import Action, Game, GameSpec, HandRecord, MatchState, Option, OptionValue, View
-from games.cards import seeded_rng, shuffle
+from games.cards import randbelow, seeded_rng, shuffle
 from games.errors import BadOptionError
 
 SUITS: Final = "STNR"
@@ -204,20 +204,22 @@ class NinjaWhist(Game[NinjaWhistState]):
     def _deal(self, state: NinjaWhistState) -> None:
         n, k = state.seats, state.round_index
         h = state.hand_size = state.sizes[k]
-        deck = list(DECK)
+        # The deck shuffled as positions in DECK (the same permutation as shuffling the cards),
+        # so that each hand sorts as plain ints.
+        deck = list(range(len(DECK)))
         shuffle(deck, seeded_rng(state.seed, "deal", k))
         state.hands = [[] for _ in range(n)]
         for i in range(n):
             seat = (state.dealer + 1 + i) % n
-            state.hands[seat] = sorted(deck[h * i : h * i + h], key=DECK_INDEX.__getitem__)
+            state.hands[seat] = [DECK[j] for j in sorted(deck[h * i : h * i + h])]
         state.dealt = [list(hand) for hand in state.hands]
         rest = deck[n * h :]
         if h == state.top:
             state.turned, state.trump = "", ""
         else:
-            state.turned = rest.pop(0)
+            state.turned = DECK[rest.pop(0)]
             state.trump = "" if state.turned == JACK else state.turned[1]
-        state.undealt = sorted(rest, key=DECK_INDEX.__getitem__)
+        state.undealt = [DECK[j] for j in sorted(rest)]
         state.eff = EFF[state.trump]
         state.draw_rng = seeded_rng(state.seed, "stock", k)
         state.phase = PHASE_BID
@@ -352,7 +354,7 @@ class NinjaWhist(Game[NinjaWhistState]):
         state.led = ""
         if state.stock:
             stock = state.stock
-            i = state.draw_rng.randrange(len(stock))
+            i = randbelow(state.draw_rng, len(stock))
             token = stock[i]
             stock[i] = stock[-1]
             stock.pop()
@@ -383,6 +385,11 @@ class NinjaWhist(Game[NinjaWhistState]):
                 state.score_tokens[p] += 1
             state.score_areas[p] = _sorted_tokens(state.score_areas[p] + state.play_areas[p])
         record_areas = [list(a) for a in state.play_areas]
+        # The record takes the round's trick dicts: the next deal replaces state.tricks, and
+        # views copy them. After the last round the state still shows them, so it keeps copies.
+        tricks = state.tricks
+        if state.round_index + 1 == len(state.sizes):
+            state.tricks = [_copy_trick(t) for t in tricks]
         state.play_areas = [[] for _ in range(n)]
         after = self.scores(state)
         state.records.append(
@@ -395,7 +402,7 @@ class NinjaWhist(Game[NinjaWhistState]):
                 "turned": state.turned,
                 "trump": SUIT_NAMES.get(state.trump, "none"),
                 "bids": list(state.bids),
-                "tricks": [_copy_trick(t) for t in state.tricks],
+                "tricks": tricks,
                 "tricks_won": won,
                 "won_tokens": record_areas,
                 "exact": exact,

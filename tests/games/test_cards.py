@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from games.cards import seeded_rng, shuffle, shuffled, standard_deck
+from games.cards import randbelow, seeded_rng, shuffle, shuffled, standard_deck
 
 
 def test_shuffle_gives_the_order_random_shuffle_gives_from_the_same_generator_state() -> None:
@@ -26,3 +26,11 @@ def test_shuffled_leaves_its_argument_alone() -> None:
     random.Random(3).shuffle(expected)
     assert shuffled(deck, random.Random(3)) == expected
     assert deck == standard_deck()
+
+
+def test_randbelow_draws_what_randrange_draws_from_the_same_generator_state() -> None:
+    for bound in [*range(1, 70), 2**31, 2**31 + 1, 10**20]:
+        ours, theirs = seeded_rng(bound, "b"), seeded_rng(bound, "b")
+        for _ in range(50):
+            assert randbelow(ours, bound) == theirs.randrange(bound)
+        assert ours.getstate() == theirs.getstate()
