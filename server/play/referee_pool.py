@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from server.bots.cpu_pin import usable_cpus
+from server.bots.sandbox import SandboxPolicy
 from server.bots.start import StartFailure
 from server.match.records import ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
@@ -210,7 +211,7 @@ class PoolPlan:
     bots: tuple[ManagedEntrant, ...]
     archives: dict[str, bytes]
     log_dir: Path
-    sandbox: Any  # SandboxPolicy
+    sandbox: SandboxPolicy
     cpu_clocks: bool
     transport: str
     no_show_s: float

@@ -142,6 +142,7 @@ class RefereeProcess:
 async def run(fd: int) -> None:
     """Serve the run on descriptor fd until it says Stop or goes away."""
     control = socket.socket(fileno=fd)
+    control.set_inheritable(False)  # the bots this process starts never hold the run's channel
     reader, writer = await asyncio.open_connection(sock=control)
     setup = await receive(reader)
     if not isinstance(setup, Setup):

@@ -53,6 +53,17 @@ def field(db: Path, fifo: Path) -> list[str]:
     return list(bots)
 
 
+def knaves_run(names: list[str], *extra: str) -> list[str]:
+    """The CLI's arguments for a Knaves round robin of names, unsandboxed."""
+    return ["tournament", "run", "knaves", "--bots", ",".join(names), *extra,
+            "--sandbox", "none"]  # fmt: skip
+
+
+def per_process(line: str) -> list[int]:
+    """The matches each referee process played, from a progress line."""
+    return [int(n) for n in line.split("per process ")[1].split(",")[0].split("+")]
+
+
 def stored_rows(db: Path) -> dict[str, list[tuple[Any, ...]]]:
     """What a tournament stored, without ids, times and move times: matches, seats, ratings
     and their history, by schedule index and bot name."""
@@ -84,30 +95,15 @@ def test_one_two_and_three_referee_processes_store_the_same_rows(tmp_path: Path)
     for processes in (1, 2, 3):
         db = tmp_path / f"p{processes}.db"
         names = field(db, tmp_path / f"fifo{processes}")
-        run = cli(
-            "tournament",
-            "run",
-            "knaves",
-            "--bots",
-            ",".join(names),
-            "--seed",
-            "11",
-            "--tables",
-            "4",
-            "--concurrency",
-            "4",
-            "--processes",
-            str(processes),
-            "--sandbox",
-            "none",
-            db=db,
-        )
+        args = ("--seed", "11", "--tables", "4", "--concurrency", "4")
+        args += ("--processes", str(processes))
+        run = cli(*knaves_run(names, *args), db=db)
         played = [line for line in run.stderr.splitlines() if "24/24 matches" in line]
         assert played, run.stderr
         if processes > 1:
-            counts = played[-1].split("per process ")[1].split(",")[0].split("+")
-            assert len(counts) == processes and sum(map(int, counts)) == 24, played[-1]
-            assert all(int(n) > 0 for n in counts), f"a referee process played nothing: {played}"
+            counts = per_process(played[-1])
+            assert len(counts) == processes and sum(counts) == 24, played[-1]
+            assert all(n > 0 for n in counts), f"a referee process played nothing: {played}"
         else:
             assert "per process" not in played[-1]
         stored[processes] = stored_rows(db)
@@ -161,28 +157,9 @@ def start_hanging_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path, int]
     os.mkfifo(fifo)
     listening = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
     run = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "server.cli",
-            "tournament",
-            "run",
-            "knaves",
-            "--bots",
-            ",".join(names),
-            "--seed",
-            "11",
-            "--tables",
-            "3",
-            "--processes",
-            "2",
-            "--move-ms",
-            "60000",
-            "--sandbox",
-            "none",
-            "--db",
-            f"sqlite:///{db}",
-        ],
+        [sys.executable, "-m", "server.cli"]
+        + knaves_run(names, "--seed", "11", "--tables", "3", "--processes", "2")
+        + ["--move-ms", "60000", "--db", f"sqlite:///{db}"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -285,25 +262,12 @@ def test_by_default_a_long_run_gets_a_process_per_200_matches_up_to_one_per_core
     assert auto_processes(100_000) == cores()
     db = tmp_path / "cs.db"
     names = field(db, tmp_path / "fifo")[:3]
-    run = cli(
-        "tournament",
-        "run",
-        "knaves",
-        "--bots",
-        ",".join(names),
-        "--rounds",
-        "67",
-        "--seed",
-        "3",
-        "--sandbox",
-        "none",
-        db=db,
-    )
+    run = cli(*knaves_run(names, "--rounds", "67", "--seed", "3"), db=db)
     last = [line for line in run.stderr.splitlines() if "402/402 matches" in line][-1]
     if auto_processes(402) == 1:
         assert "per process" not in last
     else:
-        counts = last.split("per process ")[1].split(",")[0].split("+")
-        assert len(counts) == auto_processes(402) and sum(map(int, counts)) == 402, last
+        counts = per_process(last)
+        assert len(counts) == auto_processes(402) and sum(counts) == 402, last
     with Store(f"sqlite:///{db}") as store:
         assert_complete_and_consistent(store, 1)
