@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from typing import Annotated
 
@@ -41,7 +42,7 @@ from server.play.tournament import Run
 from tournaments.confidence import DEFAULT_MAX_ROUNDS
 from tournaments.errors import TournamentError
 from tournaments.matchmaking import RULES, Rule, provisional
-from tournaments.models import Tournament, TournamentStatus
+from tournaments.models import Match, MatchStatus, Tournament, TournamentStatus
 from tournaments.ratings import Rating
 from tournaments.store import LADDER, LadderEntry, Store, ranked
 
@@ -334,7 +335,8 @@ def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> N
         field = store.ladder_field(ladder.id)
         waiting = sum(1 for e in field if provisional(Rating(e.mu, e.sigma)))
         in_play = len({m.round for m in store.pending_matches(ladder.id)})
-        finished = [m.finished for m in store.matches(ladder.id) if m.finished is not None]
+        matches = store.matches(ladder.id)
+        finished = [m.finished for m in matches if m.finished is not None]
         console.print(
             f"ladder {ladder.id}: {ladder.game}, {'a set in play' if in_play else 'idle'}; "
             f"{ladder.rounds} sets "
@@ -351,12 +353,29 @@ def ladder_status(game: str, db: DbOption = None, wide: WideOption = False) -> N
         error = store.last_ladder_error(ladder.id)
         console.print(
             "last error: "
-            + (f"{error.at:%Y-%m-%d %H:%M:%S} UTC: {error.message}" if error else "none"),
+            + (
+                f"{error.at:%Y-%m-%d %H:%M:%S} UTC "
+                f"({_sets_since(matches, error.at)} since): {error.message}"
+                if error
+                else "none"
+            ),
             highlight=False,
             markup=False,
             soft_wrap=True,
         )
         show_ladder(store, ladder.id, wide)
+
+
+def _sets_since(matches: Sequence[Match], at: datetime) -> str:
+    """How many sets were completed after `at`, as words: whether an error is still news."""
+    ends: dict[int, datetime | None] = {}
+    for m in matches:
+        if m.status == MatchStatus.VOIDED:
+            continue
+        last = ends.get(m.round, m.finished)
+        ends[m.round] = None if m.finished is None or last is None else max(last, m.finished)
+    n = sum(1 for end in ends.values() if end is not None and end > at)
+    return "no set completed" if n == 0 else f"{n} set{'s' if n > 1 else ''} completed"
 
 
 @ladder_app.command("add")

@@ -257,15 +257,14 @@ def last_error(db: str) -> str:
     return line
 
 
-def stamped(line: str, before: datetime, after: datetime) -> str:
-    """The message of a `last error: TIME UTC: MESSAGE` line, its time checked within
-    [before, after] (to the second)."""
-    prefix, _, rest = line.partition(": ")
-    assert prefix == "last error", line
-    at, _, message = rest.partition(" UTC: ")
-    when = datetime.strptime(at, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+def stamped(line: str, before: datetime, after: datetime) -> tuple[str, str]:
+    """What a `last error: TIME UTC (SINCE since): MESSAGE` line says since and its message,
+    its time checked within [before, after] (to the second)."""
+    found = re.fullmatch(r"last error: (.{19}) UTC \((.+?) since\): (.*)", line)
+    assert found is not None, line
+    when = datetime.strptime(found[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     assert before.replace(microsecond=0) <= when <= after, line
-    return message
+    return found[2], found[3]
 
 
 def test_ladder_status_shows_a_bot_left_out_as_the_last_error(tmp_path: Path) -> None:
@@ -280,9 +279,14 @@ def test_ladder_status_shows_a_bot_left_out_as_the_last_error(tmp_path: Path) ->
     out = cli("ladder", "run", GAME, "--sets", "1", db=db)
     after = datetime.now(UTC)
     assert out.count("bot 'broken' is not playing: ") == 1, out  # once, with its reason
-    message = stamped(last_error(db), before, after)
+    since, message = stamped(last_error(db), before, after)
     assert message == "bot 'broken' left out: exited with status 3 before saying Hello"
     assert sets_so_far(db) == 2  # the others played on
+    assert since == "1 set completed"  # the set played after the bot was left out
+    cli("bot", "remove", "broken", db=db)  # never played: removed, so out of the field
+    cli("ladder", "run", GAME, "--sets", "1", db=db)
+    # a clean run keeps the error, but says it is older news
+    assert stamped(last_error(db), before, datetime.now(UTC)) == ("2 sets completed", message)
 
 
 FAILING_SETS = """
@@ -331,7 +335,8 @@ def test_a_set_that_cannot_be_played_stops_the_ladder_in_one_line_and_is_its_las
         f"error: ladder 1: {said}",
         run.stderr.strip(),
     ), run.stderr
-    assert re.fullmatch(said, stamped(last_error(db), before, after))
+    since, message = stamped(last_error(db), before, after)
+    assert re.fullmatch(said, message) and since == "no set completed"
 
 
 def test_on_a_terminal_the_run_shows_a_bar_of_sets_and_matches_as_tournament_run_does(
