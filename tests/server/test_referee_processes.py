@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import sqlite3
@@ -271,3 +272,32 @@ def test_by_default_a_long_run_gets_a_process_per_200_matches_up_to_one_per_core
         assert len(counts) == auto_processes(402) and sum(counts) == 402, last
     with Store(f"sqlite:///{db}") as store:
         assert_complete_and_consistent(store, 1)
+
+
+FD_PROBE = ROOT / "tests" / "server" / "bots" / "fd_probe.py"
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
+def test_a_bot_in_a_referee_process_holds_no_descriptor_of_its_referee(
+    tmp_path: Path, sandbox: str
+) -> None:
+    db = tmp_path / "cs.db"
+    names = ["probe1", "probe2", "probe3"]
+    for name in names:
+        cli("bot", "add", name, "--command", f"{sys.executable} {FD_PROBE}", db=db)
+    args = ["--bots", ",".join(names), "--seed", "3", "--processes", "2", "--sandbox", sandbox]
+    cli("tournament", "run", "knaves", *args, db=db)
+    logs = sorted((tmp_path / "logs" / "tournament-1").rglob("*.stderr.log"))
+    # each of the two referee processes started its own copy of every bot
+    assert [p.relative_to(tmp_path / "logs" / "tournament-1").as_posix() for p in logs] == [
+        "probe1.stderr.log", "probe2.stderr.log", "probe3.stderr.log",
+        "referee-1/probe1.stderr.log", "referee-1/probe2.stderr.log",
+        "referee-1/probe3.stderr.log",
+    ]  # fmt: skip
+    for log in logs:
+        (seen,) = [line for line in log.read_text().splitlines() if line.startswith("FDS ")]
+        # its stdio and its own socket to the referee: nothing of the run's channel
+        assert re.fullmatch(r"FDS 0=/dev/null 1=/dev/null 2=pipe:\[\d+\] 3=socket:\[\d+\]", seen), (
+            log,
+            seen,
+        )
