@@ -116,9 +116,9 @@ def test_a_worker_killed_mid_set_loses_no_set_and_rates_none_twice(
 ) -> None:
     db = postgres_database
     cli("db", "upgrade", db=db)
-    # 40 ms a decision: a match is long enough to kill the worker in it, and a set of one
-    # worker (its six matches, one at a time on a shared machine) takes a minute or more
-    bots = slow_bots(db, 3)
+    # 40 ms for each bot process's first 100 decisions: the match the worker is killed in is
+    # long enough for that (~12 s), and the set's other matches are quick
+    bots = slow_bots(db, 3, 100)
     scheduler = subprocess.Popen(
         [sys.executable, "-m", "server.cli", "ladder", "run", GAME, "--bots", ",".join(bots)]
         + ["--sets", "1", "--seed", SEED, "--move-ms", "5000", "--workers", "--db", db],

@@ -254,10 +254,13 @@ def test_three_workers_play_a_60_match_tournament_as_one_process_would(
         assert ratings(one) == pytest.approx(live, rel=1e-9)
 
 
-def slow_bots(db: str, count: int) -> list[str]:
+def slow_bots(db: str, count: int, slow_decisions: int | None = None) -> list[str]:
+    """count bots that think 40 ms a decision (only for the first slow_decisions of each
+    process, when given)."""
     names = [f"slow{i}" for i in range(count)]
+    arg = "" if slow_decisions is None else f" {slow_decisions}"
     for name in names:
-        cli("bot", "add", name, "--command", f"{sys.executable} {SLOW_BOT}", db=db)
+        cli("bot", "add", name, "--command", f"{sys.executable} {SLOW_BOT}{arg}", db=db)
     return names
 
 
@@ -268,7 +271,9 @@ def running_match(store: Store, tid: int) -> bool:
 def test_a_worker_killed_mid_match_is_replaced_and_its_match_recorded_once(
     postgres_database: str, tmp_path: Path
 ) -> None:
-    tid = create(postgres_database, slow_bots(postgres_database, 3), 5)
+    # slow for their first 100 decisions (a match's first ~12 s): the match in play when the
+    # worker is killed is slow, the others are quick
+    tid = create(postgres_database, slow_bots(postgres_database, 3, 100), 5)
     with (
         Store(postgres_database) as store,
         workers(postgres_database, tmp_path, ["doomed"]) as procs,
