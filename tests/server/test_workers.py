@@ -370,7 +370,8 @@ def test_a_database_restart_under_a_worker_loses_and_doubles_nothing(
     own_postgres: Postgres, tmp_path: Path
 ) -> None:
     db = own_postgres.url
-    tid = create(db, slow_bots(db, 3), 2)
+    # slow for their first 100 decisions: the restart lands in the first match, the rest quick
+    tid = create(db, slow_bots(db, 3, 100), 2)
     with Store(db) as store, workers(db, tmp_path, ["w"]) as procs:
         wait_for("a match in play", lambda: running_match(store, tid), procs=procs)
         own_postgres.pg_ctl("restart")
