@@ -207,7 +207,7 @@ class BotClient:
         kind = msg.WhichOneof("kind")
         if kind == "request":
             answer = self.decide(msg.request)
-            if inspect.isawaitable(answer):
+            if type(answer) is not str and inspect.isawaitable(answer):
                 # a slow async decision must not hold up other matches' requests
                 task = asyncio.create_task(self._finish(msg.request, answer, emit))
                 self._tasks.add(task)
@@ -369,9 +369,11 @@ class BotClient:
     @staticmethod
     def _send(request: pb.DecisionRequest, answer: Answer, emit: Emit) -> None:
         if isinstance(answer, pb.Decision):
-            decision = answer
-        else:
-            decision = pb.Decision(request_id=request.request_id, action_id=str(answer))
+            emit(pb.BotMessage(decision=answer))
+            return
+        # Built from a dict in one call: a Decision built first is copied into the
+        # BotMessage, which took twice as long.
+        decision = {"request_id": request.request_id, "action_id": str(answer)}
         emit(pb.BotMessage(decision=decision))
 
 
