@@ -16,7 +16,11 @@ limit the runner fell to, and the referee's own loop lag (p50, p99).
 to start 5 sandboxed managed bots and hear each say Hello (median of 3).
 `processes_scaling` (--processes-scaling PAIRS, default 3): the same round robin with
 `--processes 1` and `--processes 2`, alternating, PAIRS times; each pair's ratio of
-matches/s (2 over 1) and their median, with the seconds per 1000 matches of each run.
+matches/s (2 over 1) and their median, with the seconds and CPU per 1000 matches of each.
+`cpu_s_per_1000`: the CPU the round robin used per 1000 matches, every process counted (the
+run's, its referee processes', the bots'), split as `run_cpu_s_per_1000` (of it, the store's
+calls: `store_cpu_s_per_1000`), `bots_cpu_s_per_1000` and the rest of
+`children_cpu_s_per_1000` (referee processes); `--processes N` for the main round robin.
 """
 
 from __future__ import annotations
@@ -358,6 +362,7 @@ async def throughput(
         "bots_system_cpu_s_per_1000": 1000 * descendants.bots_system / played,
         "run_system_cpu_s_per_1000": 1000 * own_system / played,
         "store_cpu_s_per_1000": 1000 * store.cpu / played,
+        "sampler_cpu_s": descendants.cost,  # left out of the run's CPU above
         "faults": faults,
         "load_voids": voids[0],
     }
@@ -420,6 +425,13 @@ def main() -> None:
         f"{summary['store_ms_per_match']:.1f} ms per match); faults {summary['faults']}, "
         f"load voids {summary['load_voids']}"
     )
+    print(
+        f"CPU per 1000 matches: {summary['cpu_s_per_1000']:.1f} core-s (the run's process "
+        f"{summary['run_cpu_s_per_1000']:.1f}, of it store calls "
+        f"{summary['store_cpu_s_per_1000']:.1f}; bots {summary['bots_cpu_s_per_1000']:.1f}; "
+        f"referee processes "
+        f"{summary['children_cpu_s_per_1000'] - summary['bots_cpu_s_per_1000']:.1f})"
+    )
     if args.sweep:
         print_sweep(summary["sweep"], args.move_ms)
     if args.processes_scaling:
@@ -445,6 +457,7 @@ def processes_scaling(args: argparse.Namespace, at: int, tmp: str) -> dict[str, 
     """The round robin at --processes 1 and 2, alternating, args.processes_scaling times."""
     ratios: list[float] = []
     seconds: dict[int, list[float]] = {1: [], 2: []}
+    cpu: dict[int, list[float]] = {1: [], 2: []}
     for pair in range(args.processes_scaling):
         rates = {}
         for processes in (1, 2) if pair % 2 == 0 else (2, 1):
@@ -452,12 +465,14 @@ def processes_scaling(args: argparse.Namespace, at: int, tmp: str) -> dict[str, 
             assert run["faults"] == 0, f"faults at --processes {processes}: {run}"
             rates[processes] = run["matches_per_s"]
             seconds[processes].append(run["seconds_per_1000"])
+            cpu[processes].append(run["cpu_s_per_1000"])
             print(f"processes {processes}: done", file=sys.stderr, flush=True)
         ratios.append(rates[2] / rates[1])
     return {
         "ratios": ratios,
         "median_ratio": statistics.median(ratios),
         "seconds_per_1000": {n: statistics.median(s) for n, s in seconds.items()},
+        "cpu_s_per_1000": {n: statistics.median(c) for n, c in cpu.items()},
         "cores": len(os.sched_getaffinity(0)),
     }
 
