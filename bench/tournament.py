@@ -16,7 +16,11 @@ limit the runner fell to, and the referee's own loop lag (p50, p99).
 to start 5 sandboxed managed bots and hear each say Hello (median of 3).
 `processes_scaling` (--processes-scaling PAIRS, default 3): the same round robin with
 `--processes 1` and `--processes 2`, alternating, PAIRS times; each pair's ratio of
-matches/s (2 over 1) and their median, with the seconds per 1000 matches of each run.
+matches/s (2 over 1) and their median, with the seconds and CPU per 1000 matches of each.
+`cpu_s_per_1000`: the CPU the round robin used per 1000 matches, every process counted (the
+run's, its referee processes', the bots'), split as `run_cpu_s_per_1000` (of it, the store's
+calls: `store_cpu_s_per_1000`), `bots_cpu_s_per_1000` and the rest of
+`children_cpu_s_per_1000` (referee processes); `--processes N` for the main round robin.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shlex
 import statistics
 import sys
@@ -104,6 +109,100 @@ class UnwrittenStore(TimedStore):
 
     def record(self, finished: FinishedMatch) -> Match:
         return self._timed(lambda: Match(id=finished.match_id))  # type: ignore[call-arg]
+
+
+def system_time() -> float:
+    """CPU seconds this process has spent in the kernel."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
+def cpu_times() -> tuple[float, float]:
+    """CPU seconds (user and system) of this process, and of its children waited for."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+class DescendantsCpu:
+    """The CPU seconds of this process's descendants (bots, referee processes, sandboxes),
+    read from /proc every `every` seconds while they run: a child that is never waited for
+    (a sandboxed bot's) reports none through getrusage. `bots` is the part of it under a
+    sandbox (bwrap) or named like the bench's bot; the rest is referee processes. The
+    sampler's own CPU is `cost`."""
+
+    def __init__(self, every: float = 0.25) -> None:
+        self.every = every
+        self.seen: dict[tuple[int, int], float] = {}  # (pid, start time): CPU seconds
+        self.system: dict[tuple[int, int], float] = {}  # of it, in the kernel
+        self.bot_keys: set[tuple[int, int]] = set()  # of them, the bots' processes
+        self.cost = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._tick = os.sysconf("SC_CLK_TCK")
+
+    def __enter__(self) -> DescendantsCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def total(self) -> float:
+        """CPU seconds of every descendant seen, as last read."""
+        return sum(self.seen.values())
+
+    @property
+    def bots(self) -> float:
+        """CPU seconds of the bots' processes (and their sandboxes) seen, as last read."""
+        return sum(cpu for key, cpu in self.seen.items() if key in self.bot_keys)
+
+    @property
+    def bots_system(self) -> float:
+        """Of the bots' CPU seconds, those spent in the kernel."""
+        return sum(cpu for key, cpu in self.system.items() if key in self.bot_keys)
+
+    def _run(self) -> None:
+        while True:
+            self.sample()
+            if self._stop.wait(self.every):
+                return
+
+    def sample(self) -> None:
+        """Read every descendant's CPU time now."""
+        start = time.thread_time()
+        parents: dict[int, int] = {}
+        names: dict[int, bytes] = {}
+        stats: dict[int, tuple[int, float, float]] = {}
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    head, tail = f.read().rsplit(b")", 1)
+            except (OSError, ValueError):
+                continue
+            fields = tail.split()
+            pid = int(entry.name)
+            names[pid] = head.split(b"(", 1)[-1]
+            parents[pid] = int(fields[1])
+            user, system = int(fields[11]) / self._tick, int(fields[12]) / self._tick
+            stats[pid] = (int(fields[19]), user + system, system)
+        me = os.getpid()
+        for pid, (started, cpu, system) in stats.items():
+            up, hops, sandboxed = parents.get(pid, 0), 0, names.get(pid) == b"bwrap"
+            while up not in (0, 1, me) and hops < 64:
+                sandboxed = sandboxed or names.get(up) == b"bwrap"
+                up, hops = parents.get(up, 0), hops + 1
+            if up == me:
+                self.seen[(pid, started)] = cpu
+                self.system[(pid, started)] = system
+                if sandboxed:
+                    self.bot_keys.add((pid, started))
+        self.cost += time.thread_time() - start
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -217,19 +316,29 @@ async def throughput(
         sandbox=SandboxPolicy(),
         **chosen,
     )
-    async with arena:
-        store.reset()
-        start = time.perf_counter()
-        played = await run_tournament(
-            store,
-            tournament.id,
-            concurrency=concurrency,
-            arena=arena,
-            on_progress=seen,
-            log_dir=f"{tmp}/logs",
-            processes=processes,
-        )
-        elapsed = time.perf_counter() - start
+    own, children = cpu_times()
+    own_system = system_time()
+    descendants = DescendantsCpu()
+    with descendants:
+        async with arena:
+            store.reset()
+            start = time.perf_counter()
+            played = await run_tournament(
+                store,
+                tournament.id,
+                concurrency=concurrency,
+                arena=arena,
+                on_progress=seen,
+                log_dir=f"{tmp}/logs",
+                processes=processes,
+            )
+            elapsed = time.perf_counter() - start
+            descendants.sample()  # the bots' last figures, before the arena stops them
+    own_after, children_after = cpu_times()
+    own, children = own_after - own, children_after - children
+    own_system = system_time() - own_system
+    own -= descendants.cost
+    children = max(children, descendants.total)
     faults = sum(
         len((m.record or {}).get("faults", []))
         for m in store.matches(tournament.id, include_voided=False)
@@ -246,6 +355,14 @@ async def throughput(
         "store_rate_cpu_share": store.cpu / elapsed,
         "store_calls": store.calls,
         "store_ms_per_match": 1000 * store.wall / played,
+        "cpu_s_per_1000": 1000 * (own + children) / played,
+        "run_cpu_s_per_1000": 1000 * own / played,
+        "children_cpu_s_per_1000": 1000 * children / played,
+        "bots_cpu_s_per_1000": 1000 * descendants.bots / played,
+        "bots_system_cpu_s_per_1000": 1000 * descendants.bots_system / played,
+        "run_system_cpu_s_per_1000": 1000 * own_system / played,
+        "store_cpu_s_per_1000": 1000 * store.cpu / played,
+        "sampler_cpu_s": descendants.cost,  # left out of the run's CPU above
         "faults": faults,
         "load_voids": voids[0],
     }
@@ -276,6 +393,9 @@ def main() -> None:
         metavar="PAIRS",
         help="pairs of round robins at --processes 1 and 2 (0: none)",
     )
+    parser.add_argument(
+        "--processes", type=int, default=1, help="the round robin's referee processes"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if (why := unavailable_reason()) is not None:
@@ -284,7 +404,9 @@ def main() -> None:
         parser.error(f"--matches {args.matches}: need at least 1")
     at = args.at or fitting_concurrency()
     with tempfile.TemporaryDirectory() as tmp:
-        summary = asyncio.run(throughput(args.matches, at, None, tmp, args.transport))
+        summary = asyncio.run(
+            throughput(args.matches, at, None, tmp, args.transport, processes=args.processes)
+        )
         print("round robin: done", file=sys.stderr, flush=True)
         if args.store_cost:
             summary["store_cost"] = store_cost(args, at, tmp)
@@ -302,6 +424,13 @@ def main() -> None:
         f"({100 * summary['store_rate_cpu_share']:.1f} % as CPU, "
         f"{summary['store_ms_per_match']:.1f} ms per match); faults {summary['faults']}, "
         f"load voids {summary['load_voids']}"
+    )
+    print(
+        f"CPU per 1000 matches: {summary['cpu_s_per_1000']:.1f} core-s (the run's process "
+        f"{summary['run_cpu_s_per_1000']:.1f}, of it store calls "
+        f"{summary['store_cpu_s_per_1000']:.1f}; bots {summary['bots_cpu_s_per_1000']:.1f}; "
+        f"referee processes "
+        f"{summary['children_cpu_s_per_1000'] - summary['bots_cpu_s_per_1000']:.1f})"
     )
     if args.sweep:
         print_sweep(summary["sweep"], args.move_ms)
@@ -328,6 +457,7 @@ def processes_scaling(args: argparse.Namespace, at: int, tmp: str) -> dict[str, 
     """The round robin at --processes 1 and 2, alternating, args.processes_scaling times."""
     ratios: list[float] = []
     seconds: dict[int, list[float]] = {1: [], 2: []}
+    cpu: dict[int, list[float]] = {1: [], 2: []}
     for pair in range(args.processes_scaling):
         rates = {}
         for processes in (1, 2) if pair % 2 == 0 else (2, 1):
@@ -335,12 +465,14 @@ def processes_scaling(args: argparse.Namespace, at: int, tmp: str) -> dict[str, 
             assert run["faults"] == 0, f"faults at --processes {processes}: {run}"
             rates[processes] = run["matches_per_s"]
             seconds[processes].append(run["seconds_per_1000"])
+            cpu[processes].append(run["cpu_s_per_1000"])
             print(f"processes {processes}: done", file=sys.stderr, flush=True)
         ratios.append(rates[2] / rates[1])
     return {
         "ratios": ratios,
         "median_ratio": statistics.median(ratios),
         "seconds_per_1000": {n: statistics.median(s) for n, s in seconds.items()},
+        "cpu_s_per_1000": {n: statistics.median(c) for n, c in cpu.items()},
         "cores": len(os.sched_getaffinity(0)),
     }
 

@@ -22,6 +22,7 @@ from server.bots.cpu_pin import claim_cpu, pin_process
 from server.bots.process import ManagedBot
 from server.bots.start import BotToStart
 from server.play.arena import TOURNAMENT_STOPPED, Arena
+from server.play.heap import frozen_heap
 from server.play.preflight import start_managed, wrong_game
 from server.play.publish import LivePublisher
 from server.play.referee_wire import (
@@ -164,7 +165,8 @@ async def run(fd: int) -> None:
         reason = TOURNAMENT_STOPPED
         try:
             await referee.start_bots()
-            reason = await referee.serve(reader)
+            with frozen_heap():
+                reason = await referee.serve(reader)
         finally:
             lag.cancel()
             stop_listening()

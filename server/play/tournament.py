@@ -14,6 +14,7 @@ from server.bots.start import BotToStart
 from server.match.records import REMOTE_WAIT_S, ClockSettings, MatchRecord
 from server.match.sessions import BotIdentity
 from server.play.arena import DEFAULT_TRANSPORT, TOURNAMENT_FINISHED, TOURNAMENT_STOPPED, Arena
+from server.play.heap import frozen_heap
 from server.play.load import AdaptiveLimit, StormWatch
 from server.play.one_match import Referee, StoreWriter, play_until_not_voided
 from server.play.preflight import BotsDidNotStart, await_remote, start_managed, wrong_game
@@ -115,7 +116,8 @@ async def run_tournament(
         processes,
     )
     if arena is not None:
-        return await _run(store, tournament_id, arena, run)
+        with frozen_heap():
+            return await _run(store, tournament_id, arena, run)
     own = Arena(
         log_dir or "logs",
         host,
@@ -127,7 +129,8 @@ async def run_tournament(
         transport=transport,
     )
     async with own:
-        return await _run(store, tournament_id, own, run)
+        with frozen_heap():
+            return await _run(store, tournament_id, own, run)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete
-from sqlmodel import col
+from sqlalchemy import Table, bindparam, delete, insert, update
+from sqlmodel import SQLModel, col
 
 from tournaments.models import LiveSnapshot, utc_now
 from tournaments.store.base import StoreBase
@@ -25,18 +25,32 @@ class LiveRead:
     snapshot: dict[str, Any] | None
 
 
+_LIVE: Table = SQLModel.metadata.tables[LiveSnapshot.__tablename__]
+# A match's snapshot is written a few times a second while it plays: SQL statements built
+# once (their compiled form cached), an UPDATE and, the first time, an INSERT, instead of
+# the ORM's load, flush and per-statement machinery (about twice the CPU).
+_REPLACE_LIVE = (
+    update(_LIVE)
+    .where(_LIVE.c.match_id == bindparam("match"))
+    .values(step=bindparam("step"), data=bindparam("data"), updated=bindparam("updated"))
+)
+_ADD_LIVE = insert(_LIVE)
+
+
 class LiveStore(StoreBase):
     """The live_snapshots table."""
 
     def publish_live(self, match_id: int, step: int, data: dict[str, Any]) -> None:
         """Replace the match's snapshot (a write that touches no rating: it skips their lock)."""
         with self._write(ratings=False) as session:
-            row = session.get(LiveSnapshot, match_id)
-            if row is None:
-                session.add(LiveSnapshot(match_id=match_id, step=step, data=data))
-            else:
-                row.step, row.data, row.updated = step, data, utc_now()
-                session.add(row)
+            conn = session.connection()
+            now = utc_now()
+            changed = conn.execute(
+                _REPLACE_LIVE, {"match": match_id, "step": step, "data": data, "updated": now}
+            )
+            if changed.rowcount == 0:
+                row = {"match_id": match_id, "step": step, "data": data, "updated": now}
+                conn.execute(_ADD_LIVE, row)
 
     def clear_live(self, match_id: int) -> None:
         """Remove the match's snapshot: its attempt ended (the replay takes over)."""
