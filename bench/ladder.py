@@ -78,6 +78,7 @@ from tournaments.errors import TableCountError  # noqa: E402
 from tournaments.matchmaking import (  # noqa: E402
     Candidate,
     Rule,
+    pair_key,
     pick_table,
     provisional,
 )
@@ -355,6 +356,7 @@ def run_one(job: Job) -> dict[str, Any]:
     ratings = {b: SETTINGS.initial() for b in range(n)}
     played = [0] * n
     last = [0.0] * n
+    met: dict[tuple[int, int], int] = {}  # sets each pair sat at together
     per_set = len(rotations(range(seats)))
     tables = cover if method == "round-robin" else None
     checks = []
@@ -367,6 +369,8 @@ def run_one(job: Job) -> dict[str, Any]:
             ratings[c.bot_id] = c.after
             played[c.bot_id] += 1
             last[c.bot_id] = sets + 1
+        for a, b in itertools.combinations(table, 2):
+            met[pair_key(a, b)] = met.get(pair_key(a, b), 0) + 1
         sets += 1
 
     def candidates(bots: Sequence[int]) -> list[Candidate]:
@@ -379,7 +383,7 @@ def run_one(job: Job) -> dict[str, Any]:
             table: Sequence[int] | None = tables[sets % len(tables)]
         else:
             rule: Rule = "nearest" if method == "nearest" else "cardshark"
-            table = pick_table(candidates(range(n)), seats, pick_rng, rule)
+            table = pick_table(candidates(range(n)), seats, pick_rng, rule, meetings=met)
         assert table is not None
         play(table)
         if (sets * per_set) % check < per_set:
@@ -411,7 +415,7 @@ def run_one(job: Job) -> dict[str, Any]:
     picks = 0
     while played[new] < SETTLE_SETS and picks < SETTLE_SETS * (n + 1):
         rule = "nearest" if method == "nearest" else "cardshark"
-        table = pick_table(candidates(range(n + 1)), seats, pick_rng, rule)
+        table = pick_table(candidates(range(n + 1)), seats, pick_rng, rule, meetings=met)
         assert table is not None
         picks += 1
         play(table)
