@@ -245,8 +245,8 @@ def ladder_rho(picker: Picker, n: int = 12, seats: int = 3, picks: int = 150) ->
             ratings[change.bot_id] = change.after
             played[change.bot_id] += 1
     tiebreak = rng.sample(range(n), n)  # equal mus (bots never played) in no helpful order
-    order = sorted(range(n), key=lambda b: (-ratings[b].mu, tiebreak[b]))
-    d2 = sum((i - b) ** 2 for i, b in enumerate(order))
+    ranking = sorted(range(n), key=lambda b: (-ratings[b].mu, tiebreak[b]))
+    d2 = sum((i - b) ** 2 for i, b in enumerate(ranking))
     return 1 - 6 * d2 / (n * (n * n - 1))
 
 
