@@ -35,7 +35,8 @@ The rules. Each replication runs, on the same surrogate and seeds:
       tables where every pair meets, played in order round after round on fresh deals;
   (b) "nearest": Halite III's rule (tournaments.matchmaking);
   (c) "cardshark": tournaments.matchmaking's default rule;
-each a set at a time, rated by the rating of record (tournaments.ratings.apply_set, TrueSkill
+each a set at a time (the ladder rules given the sets each pair sat at together, as `ladder
+run` gives them), rated by the rating of record (tournaments.ratings.apply_set, TrueSkill
 per match of the set, default settings), until M matches. Every round of checks it records
 Spearman's rho of the mu order with the true order and whether the top 5 and top 10 are
 exactly right; it reports their means at M, and the matches at which the mean rho first
