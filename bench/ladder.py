@@ -35,7 +35,8 @@ The rules. Each replication runs, on the same surrogate and seeds:
       tables where every pair meets, played in order round after round on fresh deals;
   (b) "nearest": Halite III's rule (tournaments.matchmaking);
   (c) "cardshark": tournaments.matchmaking's default rule;
-each a set at a time, rated by the rating of record (tournaments.ratings.apply_set, TrueSkill
+each a set at a time (the ladder rules given the sets each pair sat at together, as `ladder
+run` gives them), rated by the rating of record (tournaments.ratings.apply_set, TrueSkill
 per match of the set, default settings), until M matches. Every round of checks it records
 Spearman's rho of the mu order with the true order and whether the top 5 and top 10 are
 exactly right; it reports their means at M, and the matches at which the mean rho first
@@ -78,6 +79,7 @@ from tournaments.errors import TableCountError  # noqa: E402
 from tournaments.matchmaking import (  # noqa: E402
     Candidate,
     Rule,
+    pair_key,
     pick_table,
     provisional,
 )
@@ -355,6 +357,7 @@ def run_one(job: Job) -> dict[str, Any]:
     ratings = {b: SETTINGS.initial() for b in range(n)}
     played = [0] * n
     last = [0.0] * n
+    met: dict[tuple[int, int], int] = {}  # sets each pair sat at together
     per_set = len(rotations(range(seats)))
     tables = cover if method == "round-robin" else None
     checks = []
@@ -367,6 +370,8 @@ def run_one(job: Job) -> dict[str, Any]:
             ratings[c.bot_id] = c.after
             played[c.bot_id] += 1
             last[c.bot_id] = sets + 1
+        for a, b in itertools.combinations(table, 2):
+            met[pair_key(a, b)] = met.get(pair_key(a, b), 0) + 1
         sets += 1
 
     def candidates(bots: Sequence[int]) -> list[Candidate]:
@@ -379,7 +384,7 @@ def run_one(job: Job) -> dict[str, Any]:
             table: Sequence[int] | None = tables[sets % len(tables)]
         else:
             rule: Rule = "nearest" if method == "nearest" else "cardshark"
-            table = pick_table(candidates(range(n)), seats, pick_rng, rule)
+            table = pick_table(candidates(range(n)), seats, pick_rng, rule, meetings=met)
         assert table is not None
         play(table)
         if (sets * per_set) % check < per_set:
@@ -411,7 +416,7 @@ def run_one(job: Job) -> dict[str, Any]:
     picks = 0
     while played[new] < SETTLE_SETS and picks < SETTLE_SETS * (n + 1):
         rule = "nearest" if method == "nearest" else "cardshark"
-        table = pick_table(candidates(range(n + 1)), seats, pick_rng, rule)
+        table = pick_table(candidates(range(n + 1)), seats, pick_rng, rule, meetings=met)
         assert table is not None
         picks += 1
         play(table)

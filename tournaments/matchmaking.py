@@ -6,11 +6,13 @@ Pure functions over value objects: no storage, no server. Every draw comes from 
 Rules (docs/ladder.md gives the measurements behind them):
 
 - ``"cardshark"`` (the default): a bot with fewer than `new_sets` sets is seeded first
-  (fewest sets first); then half the picks are a random table (holding the seed, if any)
-  and half the table, among a bounded sample of candidate tables (a bot, one of its
-  neighbours in mu, the other seats at random), whose adjacent pairs' order is least
-  resolved: the summed entropy of P(i above j), each weighted by how much one match can
-  still teach about that pair given the game's beta.
+  (fewest sets first). Otherwise a share `top_share` of the picks seats the least resolved
+  adjacent pair in mu among the top `top_pairs` + 1 bots (the entropy of their order,
+  weighted by how much one match can still teach about it given the game's beta). The rest
+  of every table is a balance pick: of a bounded sample of bots, those whose place is least
+  known (the bots whose mu lies within their mu ± sigma, times sigma: a dense stretch of
+  the order, where a bot's rank moves most per point of mu, gets more sets), each next seat
+  the one of them that has met the table least (`meetings`, sets each pair sat together).
 - ``"nearest"``: Halite III's coordinator (apiserver/apiserver/coordinator/matchmaking.py):
   a seed bot (25 % a least recently played bot with under 400 sets, 65 % weighted towards
   fewest sets, 10 % the least recently played of all), then opponents at random among its
@@ -20,10 +22,11 @@ Rules (docs/ladder.md gives the measurements behind them):
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
@@ -35,11 +38,15 @@ RULES: tuple[Rule, ...] = ("cardshark", "nearest", "random")
 
 # A bot with fewer sets than this is seeded first by "cardshark".
 NEW_SETS = 3
-# Share of "cardshark" picks that are random tables (the rest target the least resolved pairs).
-RANDOM_SHARE = 0.5
-# Candidate tables scored per targeted pick, and the window in mu rank their bots come from.
-SAMPLE_TABLES = 24
-WINDOW_PER_SEAT = 2
+# Share of "cardshark" picks that seat the least resolved pair at the top of the order (0.2
+# got the top right sooner but cost rho in Knaves: docs/ladder.md), and how many adjacent
+# pairs from the top are candidates (5: the top 5 and the 6th).
+TOP_SHARE = 0.15
+TOP_PAIRS = 5
+# Bots whose priority a balance pick computes (all of a smaller field), and how many of the
+# highest priority the table-mates are chosen from by the fewest meetings.
+PRIORITY_SAMPLE = 64
+BALANCE_POOL = 12
 # Provisional while sigma is above this (docs/ladder.md: about the sigma at which bench/ladder.py's
 # newcomers were placed within ±2 of their true place in a 60-bot Knaves field).
 PROVISIONAL_SIGMA = 0.75
@@ -50,6 +57,14 @@ HALITE_IDLE_POOL = 15
 HALITE_NEWBIE_POOL = 20
 
 _DRAWS_PER_SEAT = 20
+
+# Sets each pair of bots sat at together, keyed by pair_key.
+Meetings = Mapping[tuple[int, int], int]
+
+
+def pair_key(a: int, b: int) -> tuple[int, int]:
+    """The key of a pair of bots in a `Meetings` mapping: the smaller id first."""
+    return (a, b) if a < b else (b, a)
 
 
 @dataclass(frozen=True)
@@ -104,13 +119,17 @@ def pick_table(
     *,
     beta: float = DEFAULT_BETA,
     new_sets: int = NEW_SETS,
-    random_share: float = RANDOM_SHARE,
-    sample: int = SAMPLE_TABLES,
+    top_share: float = TOP_SHARE,
+    top_pairs: int = TOP_PAIRS,
+    sample: int = PRIORITY_SAMPLE,
+    meetings: Meetings | None = None,
 ) -> tuple[int, ...] | None:
     """The bot ids of the next table by `rule`, or None when no table can be formed.
 
     A bot sits at most once; with `one_per_author` no two bots of one author (None: an author
-    of its own) share the table; a bot with `max_in_flight` sets in flight is not seated."""
+    of its own) share the table; a bot with `max_in_flight` sets in flight is not seated.
+    `meetings` (sets each pair sat together, by pair_key; none when omitted) lets
+    "cardshark" seat bots that have met least, as a balanced round robin does."""
     if seats < 2:
         raise ValueError(f"a table needs at least 2 seats, not {seats}")
     if max_in_flight < 1:
@@ -131,7 +150,16 @@ def pick_table(
         table = _nearest(eligible, seats, rng, one_per_author)
     else:
         table = _cardshark(
-            eligible, seats, rng, one_per_author, beta, new_sets, random_share, sample
+            eligible,
+            seats,
+            rng,
+            one_per_author,
+            beta,
+            new_sets,
+            top_share,
+            top_pairs,
+            sample,
+            {} if meetings is None else meetings,
         )
     return None if table is None else tuple(c.bot_id for c in table)
 
@@ -187,40 +215,84 @@ def _cardshark(
     one_per_author: bool,
     beta: float,
     new_sets: int,
-    random_share: float,
+    top_share: float,
+    top_pairs: int,
     sample: int,
+    meetings: Meetings,
 ) -> list[Candidate] | None:
     fewest = min(c.sets_played for c in eligible)
-    seed: Candidate | None = None
+    start: list[Candidate] = []
     if fewest < new_sets:
         newest = [c for c in eligible if c.sets_played == fewest]
-        seed = newest[rng.randrange(len(newest))]
-    start = [] if seed is None else [seed]
-    if rng.random() < random_share:
-        return _random_table(eligible, seats, rng, one_per_author, start)
-    ranked = sorted(eligible, key=attrgetter("mu"))
-    seed_at = -1 if seed is None else next(i for i, c in enumerate(ranked) if c is seed)
-    width = WINDOW_PER_SEAT * seats
-    best: list[Candidate] | None = None
-    best_need = -1.0
-    for _ in range(sample):
-        at = seed_at if seed_at >= 0 else rng.randrange(len(ranked))
-        anchor = ranked[at]
-        low, high = max(0, at - width), min(len(ranked), at + width + 1)
-        window = ranked[low:at] + ranked[at + 1 : high]
-        # the anchor and one neighbour in mu, the other seats anyone: the pair meets on one
-        # deal among table-mates drawn from the whole field (edges depend on table-mates)
-        table = _fill([anchor], rng.sample(window, len(window)), 2, one_per_author)
-        if table is not None:
-            table = _random_table(eligible, seats, rng, one_per_author, table)
-        if table is None:
+        start = [newest[rng.randrange(len(newest))]]
+    elif rng.random() < top_share:
+        start = _top_pair(eligible, rng, one_per_author, beta, top_pairs)
+    return _balanced(eligible, seats, rng, one_per_author, start, sample, meetings)
+
+
+def _top_pair(
+    eligible: list[Candidate],
+    rng: random.Random,
+    one_per_author: bool,
+    beta: float,
+    top_pairs: int,
+) -> list[Candidate]:
+    """The adjacent pair in mu among the top `top_pairs` + 1 bots whose order a set can teach
+    most (table_need; ties at random), or none."""
+    top = heapq.nlargest(top_pairs + 1, eligible, key=attrgetter("mu"))
+    best: list[Candidate] = []
+    best_key = (-1.0, 0.0)
+    for a, b in zip(top, top[1:], strict=False):
+        if one_per_author and _author(a) == _author(b):
             continue
-        need = table_need(table, beta)
-        if need > best_need:
-            best, best_need = table, need
-    if best is None:  # the windows could not fill a table (authors): any table will do
-        return _random_table(eligible, seats, rng, one_per_author, start)
+        key = (table_need((a, b), beta), rng.random())
+        if key > best_key:
+            best, best_key = [a, b], key
     return best
+
+
+def _balanced(
+    eligible: Sequence[Candidate],
+    seats: int,
+    rng: random.Random,
+    one_per_author: bool,
+    start: list[Candidate],
+    sample: int,
+    meetings: Meetings,
+) -> list[Candidate] | None:
+    """`start` completed by the bots whose place is least known, each seat the one that has
+    met the table least.
+
+    A bot's priority is the number of bots whose mu lies within its mu ± sigma, times its
+    sigma: about its rank's uncertainty times its sigma, so the greedy pick gives a bot sets
+    in proportion to how dense the order is around it (where a point of mu moves a rank
+    most) and, within a stretch, to the bots played least. It is computed for `sample` bots
+    at random (all of a smaller field); the table-mates come from the BALANCE_POOL highest."""
+    mus = sorted(c.mu for c in eligible)
+    drawn = eligible if len(eligible) <= sample else rng.sample(eligible, sample)
+
+    def priority(c: Candidate) -> float:
+        near = bisect.bisect_right(mus, c.mu + c.sigma) - bisect.bisect_left(mus, c.mu - c.sigma)
+        return near * c.sigma
+
+    scored = sorted(((-priority(c), rng.random(), c) for c in drawn), key=lambda t: t[:2])
+    pool = [c for _, _, c in scored[:BALANCE_POOL]]
+    table = list(start)
+    if not table:
+        table.append(pool[0])
+    while len(table) < seats:
+        best: Candidate | None = None
+        best_met = -1
+        for c in pool:  # in priority order: the first of the fewest meetings
+            if not _fits(c, table, one_per_author):
+                continue
+            met = sum(meetings.get(pair_key(c.bot_id, t.bot_id), 0) for t in table)
+            if best is None or met < best_met:
+                best, best_met = c, met
+        if best is None:  # the pool cannot fill the table (authors): at random
+            return _random_table(eligible, seats, rng, one_per_author, table)
+        table.append(best)
+    return table
 
 
 def _nearest(

@@ -136,12 +136,14 @@ class _LadderRun:
                 entries = await asyncio.to_thread(self.store.ladder_field, self.ladder_id)
                 await self._bring([e.bot for e in entries], settings)
                 number = (await asyncio.to_thread(self.store.get_tournament, self.ladder_id)).rounds
+                meetings = await asyncio.to_thread(self.store.ladder_meetings, self.ladder_id)
                 table = pick_table(
                     candidates(entries, self._playing),
                     self.ladder.seats,
                     pick_seed(self.ladder.seed, number),
                     self.plan.rule,
                     self.plan.one_per_author,
+                    meetings=meetings,
                 )
                 if table is None:
                     idle = self._idle(entries, idle)

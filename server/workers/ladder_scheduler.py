@@ -131,6 +131,7 @@ class LadderScheduler:
         while self.plan.sets is None or self.rated < self.plan.sets:
             entries = await asyncio.to_thread(self.store.ladder_field, self.ladder_id)
             number = (await asyncio.to_thread(self.store.get_tournament, self.ladder_id)).rounds
+            meetings = await asyncio.to_thread(self.store.ladder_meetings, self.ladder_id)
             table = pick_table(
                 # workers start managed bots; a remote bot connects to one process only
                 candidates([e for e in entries if e.bot.command], lambda _: True),
@@ -138,6 +139,7 @@ class LadderScheduler:
                 pick_seed(self.ladder.seed, number),
                 self.plan.rule,
                 self.plan.one_per_author,
+                meetings=meetings,
             )
             if table is None:
                 why = f"waiting for bots: a table seats {self.ladder.seats}, the field has " + (

@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from tournaments.errors import ScheduleError, TournamentError, UnknownBotError
+from tournaments.matchmaking import pair_key
 from tournaments.models import BotArchive, SubmissionState, TournamentStatus
 from tournaments.ratings import DEFAULT_SIGMA, SeatOutcome
 from tournaments.schedule import rotations
@@ -259,3 +260,28 @@ def test_a_ladder_started_empty_takes_its_entrants_in_the_order_given(store: Sto
     b, c, d = ids(store, "b", "c", "d")
     store.add_ladder_set(ladder, (d, c, b))
     assert [bot.name for bot in store.tournament_entrants(ladder)] == ["c", "a", "d", "b"]
+
+
+def test_meetings_count_the_sets_each_pair_sat_at_in_its_own_ladder(store: Store) -> None:
+    for name in "abcde":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c", "d", "e"])
+    other = new_ladder(store, ["a", "b", "c"])
+    a, b, c, d, e = ids(store, "a", "b", "c", "d", "e")
+    assert store.ladder_meetings(ladder) == {}
+    play_set(store, ladder, (c, a, b), winner=a)
+    play_set(store, ladder, (b, d, a), winner=a)
+    first, *_ = store.add_ladder_set(ladder, (e, d, b))  # in play, one attempt voided
+    store.void_match(first.id or 0, "worker died")
+    play_set(store, other, (a, b, c), winner=a)  # another ladder's sets are not counted
+    assert store.ladder_meetings(ladder) == {
+        pair_key(a, b): 2,
+        pair_key(a, c): 1,
+        pair_key(b, c): 1,
+        pair_key(a, d): 1,
+        pair_key(b, d): 2,
+        pair_key(b, e): 1,
+        pair_key(d, e): 1,
+    }
+    with pytest.raises(TournamentError):
+        store.ladder_meetings(999)

@@ -1,8 +1,11 @@
 """The ladder's matchmaking: tables never seat a bot twice, keep authors apart and the
-in-flight cap, seat newcomers at once, and order a seeded field of known strength."""
+in-flight cap, seat newcomers at once, spread meetings and sets as a balanced round robin
+does (more where the order is dense), seat the least resolved pair at the top, and order a
+seeded field of known strength."""
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Sequence
 
@@ -13,6 +16,7 @@ from tournaments.matchmaking import (
     RULES,
     Candidate,
     Rule,
+    pair_key,
     pick_table,
     provisional,
     table_need,
@@ -142,6 +146,78 @@ def test_need_is_highest_for_close_uncertain_neighbours() -> None:
     assert table_need(close) > table_need(apart)
 
 
+def meetings_after(picks: int, use_meetings: bool) -> list[int]:
+    """Sets each pair of a 9-bot field sat at together after `picks` cardshark balance picks
+    (no top pairs), the meetings passed to the rule or not."""
+    rng = random.Random(12)
+    met: dict[tuple[int, int], int] = {}
+    played = [5] * 9
+    for _ in range(picks):
+        bots = [Candidate(b, 25.0 + 0.1 * b, 1.0, None, played[b]) for b in range(9)]
+        table = pick_table(bots, 3, rng, top_share=0.0, meetings=met if use_meetings else None)
+        assert table is not None
+        for a, b in itertools.combinations(table, 2):
+            met[pair_key(a, b)] = met.get(pair_key(a, b), 0) + 1
+        for b in table:
+            played[b] += 1
+    return [met.get(pair_key(a, b), 0) for a, b in itertools.combinations(range(9), 2)]
+
+
+def test_with_meetings_every_pair_meets_about_equally_often() -> None:
+    # 36 sets of 3 seat 108 pairs: 3 a pair on average
+    met = meetings_after(36, use_meetings=True)
+    assert min(met) >= 2 and max(met) <= 4, met
+    blind = meetings_after(36, use_meetings=False)
+    assert min(blind) == 0 and max(blind) >= 6, blind  # what the meetings are for
+
+
+def test_pair_key_puts_the_smaller_id_first() -> None:
+    assert pair_key(7, 3) == pair_key(3, 7) == (3, 7)
+
+
+def test_the_balance_pick_seats_bots_where_the_order_is_dense() -> None:
+    # ten bots within half a point of mu, ten spread over 40 points; all equally sure
+    dense = [Candidate(b, 25.0 + 0.05 * b, 1.0, None, 10) for b in range(10)]
+    sparse = [Candidate(10 + b, 4.0 * b, 1.0, None, 10) for b in range(10)]
+    rng = random.Random(13)
+    seated = [b for _ in range(200) for b in pick_table(dense + sparse, 3, rng) or ()]
+    share = sum(b < 10 for b in seated) / len(seated)
+    assert share > 0.8, share  # a random table would seat them half the time
+
+
+def test_the_balance_pick_seats_the_least_sure_bots_first() -> None:
+    rng = random.Random(14)
+    for trial in range(50):
+        sigmas = [1.0] * 12
+        unsure = rng.sample(range(12), 3)
+        for b in unsure:
+            sigmas[b] = 3.0
+        bots = [Candidate(b, 20.0 + b, sigmas[b], None, 10) for b in range(12)]
+        table = pick_table(bots, 3, rng, top_share=0.0)
+        assert table is not None and set(table) == set(unsure), trial
+
+
+def test_a_top_pick_seats_the_least_resolved_pair_at_the_top() -> None:
+    rng = random.Random(15)
+    for trial in range(50):
+        # the top six are well apart, but for one adjacent pair (trial % 5 moves it); below
+        # them a dense, less sure stretch that a balance pick would seat instead
+        at = trial % 5
+        mus = [50.0 - 5 * r for r in range(6)] + [10.0 + 0.1 * b for b in range(6)]
+        mus[at + 1] = mus[at] - 0.2
+        sigmas = [0.5] * 6 + [1.0] * 6
+        bots = [Candidate(b, mus[b], sigmas[b], None, 20) for b in range(12)]
+        table = pick_table(bots, 3, rng, top_share=1.0)
+        assert table is not None and {at, at + 1} <= set(table), (trial, table)
+        assert set(pick_table(bots, 3, rng, top_share=0.0) or ()) <= set(range(6, 12))
+    # further down the order an unresolved pair is not a top pick's
+    mus = [50.0 - 5 * r for r in range(12)]
+    mus[9] = mus[8] - 0.2
+    bots = [Candidate(b, mus[b], 2.0 if b in (8, 9) else 0.5, None, 20) for b in range(12)]
+    tops = [pick_table(bots, 3, rng, top_share=1.0) or () for _ in range(30)]
+    assert all(len({0, 1, 2, 3, 4, 5} & set(t)) >= 2 for t in tops)
+
+
 # A seeded field of house-like bots of known strength: bot b's expected score is -GAP * b, a
 # seat's deal luck is shared by its set's rotations (duplicate deals) and each match adds noise.
 GAP = 0.5
@@ -169,8 +245,8 @@ def ladder_rho(picker: Picker, n: int = 12, seats: int = 3, picks: int = 150) ->
             ratings[change.bot_id] = change.after
             played[change.bot_id] += 1
     tiebreak = rng.sample(range(n), n)  # equal mus (bots never played) in no helpful order
-    order = sorted(range(n), key=lambda b: (-ratings[b].mu, tiebreak[b]))
-    d2 = sum((i - b) ** 2 for i, b in enumerate(order))
+    ranking = sorted(range(n), key=lambda b: (-ratings[b].mu, tiebreak[b]))
+    d2 = sum((i - b) ** 2 for i, b in enumerate(ranking))
     return 1 - 6 * d2 / (n * (n * n - 1))
 
 

@@ -170,6 +170,20 @@ class LadderStore(StoreBase):
             )
         return entries
 
+    def ladder_meetings(self, ladder_id: int) -> dict[tuple[int, int], int]:
+        """How many of the ladder's sets (finished or in play) each pair of bots sat at
+        together, keyed by the pair's ids, smaller first (tournaments.matchmaking.pair_key)."""
+        with self._read() as session:
+            self._ladder(session, ladder_id)
+            tables = _tables_by_set(session, ladder_id)
+        out: dict[tuple[int, int], int] = {}
+        for bots in tables.values():
+            for i, a in enumerate(bots):
+                for b in bots[i + 1 :]:
+                    key = (a, b) if a < b else (b, a)
+                    out[key] = out.get(key, 0) + 1
+        return out
+
     def add_ladder_set(self, ladder_id: int, table: Sequence[int]) -> list[Match]:
         """Append the next set at this table (bot ids, in seat order of its first rotation),
         pending; its bots are entered if they were not. The set's matches, in schedule order."""
@@ -306,4 +320,17 @@ def _sets_by_bot(session: Session, ladder_id: int) -> dict[int, tuple[int, int, 
             else:
                 done += 1
             out[bot] = (done, flying, max(last, number))
+    return out
+
+
+def _tables_by_set(session: Session, ladder_id: int) -> dict[int, list[int]]:
+    """Each set's bots (of its non-voided matches), by set number."""
+    rows = session.exec(
+        select(Match.round, Match.seats).where(
+            Match.tournament_id == ladder_id, Match.status != MatchStatus.VOIDED.value
+        )
+    ).all()
+    out: dict[int, list[int]] = {}
+    for number, seats in rows:
+        out.setdefault(number, list(seats))
     return out
