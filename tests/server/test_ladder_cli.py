@@ -362,3 +362,59 @@ def test_on_a_terminal_the_run_shows_a_bar_of_sets_and_matches_as_tournament_run
         r"ladder 1: played 3 sets, 18 matches in \d+\.\d s \(3 sets, 18 matches in all\)",
         run.stderr.strip(),
     ), run.stderr
+
+
+RECORDING_PICKS = """
+import json
+import sys
+
+import server.play.ladder
+from tournaments.matchmaking import pick_table
+
+LOG = sys.argv.pop(1)
+
+
+def recording(bots, seats, rng, rule, one_per_author, **kwargs):
+    table = pick_table(bots, seats, rng, rule, one_per_author, **kwargs)
+    meetings = sorted([a, b, n] for (a, b), n in (kwargs.get("meetings") or {}).items())
+    with open(LOG, "a") as log:
+        log.write(json.dumps({"meetings": meetings, "table": table}) + "\\n")
+    return table
+
+
+server.play.ladder.pick_table = recording
+sys.argv[0] = "cardshark"
+from server.cli import main
+
+main()
+"""
+
+
+def test_each_pick_is_given_the_meetings_of_the_sets_before_it(tmp_path: Path) -> None:
+    import json
+
+    db = f"sqlite:///{tmp_path / 'cs.db'}"
+    script, log = tmp_path / "recording_cli.py", tmp_path / "picks.jsonl"
+    script.write_text(RECORDING_PICKS)
+    bots = ",".join(house(n) for n in (0.0, 0.25, 0.5, 0.75, 1.0))
+    run = subprocess.run(
+        [sys.executable, str(script), str(log), "ladder", "run", GAME, "--bots", bots]
+        + ["--sets", "5", "--seed", "5", "--db", db],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr
+    picks = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [len(p["table"]) for p in picks] == [3] * 5
+    met: Counter[tuple[int, int]] = Counter()
+    for pick in picks:
+        # what the run passed is what the sets before it seated, pair by pair
+        assert {(a, b): n for a, b, n in pick["meetings"]} == dict(met)
+        table = sorted(pick["table"])
+        met.update((a, b) for i, a in enumerate(table) for b in table[i + 1 :])
+    with Store(db) as store:
+        ladder = store.latest_ladder(GAME)
+        assert ladder is not None and ladder.id is not None
+        assert store.ladder_meetings(ladder.id) == dict(met)
