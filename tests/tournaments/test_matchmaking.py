@@ -16,6 +16,7 @@ from tournaments.matchmaking import (
     RULES,
     Candidate,
     Rule,
+    p_above,
     pair_key,
     pick_table,
     provisional,
@@ -121,9 +122,9 @@ def test_picks_are_a_function_of_the_seed() -> None:
 def test_bad_arguments_are_refused() -> None:
     rng = random.Random(8)
     bots = field(5, rng)
-    with pytest.raises(ValueError, match="once"):
+    with pytest.raises(ValueError, match="^each bot may be a candidate once$"):
         pick_table([*bots, bots[0]], 3, rng)
-    with pytest.raises(ValueError, match="unknown rule"):
+    with pytest.raises(ValueError, match="^unknown rule 'elo': one of cardshark, nearest, random$"):
         pick_table(bots, 3, rng, "elo")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="seats"):
         pick_table(bots, 1, rng)
@@ -144,6 +145,48 @@ def test_need_is_highest_for_close_uncertain_neighbours() -> None:
     sure = [Candidate(1, 25.0, 0.3), Candidate(2, 25.5, 0.3), Candidate(3, 26.0, 0.3)]
     assert table_need(close) > table_need(sure) > 0
     assert table_need(close) > table_need(apart)
+
+
+def test_p_above_is_the_normal_cdf_of_the_mu_gap_over_the_joint_spread() -> None:
+    strong, weak = Candidate(1, 27.0, 3.0), Candidate(2, 25.0, 4.0)
+    # (27 - 25) / sqrt(3² + 4²) = 0.4, and Phi(0.4) = 0.6554217416...
+    assert p_above(strong, weak) == pytest.approx(0.6554217416103242, rel=1e-12)
+    assert p_above(weak, strong) == pytest.approx(1 - 0.6554217416103242, rel=1e-12)
+    sure = [Candidate(3, 30.0, 0.0), Candidate(4, 20.0, 0.0), Candidate(5, 30.0, 0.0)]
+    assert (p_above(sure[0], sure[1]), p_above(sure[1], sure[0])) == (1.0, 0.0)
+    assert p_above(sure[0], sure[2]) == 0.5  # no spread and the same mu: a coin
+
+
+def test_need_sums_entropy_times_the_share_a_match_removes_over_adjacent_pairs() -> None:
+    # one pair: p = Phi(0.4), entropy 0.92918... bits, v = 25, beta 1: share 25/27
+    pair = [Candidate(1, 27.0, 3.0), Candidate(2, 25.0, 4.0)]
+    assert table_need(pair, beta=1.0) == pytest.approx(0.8603079167517981, rel=1e-12)
+    # three bots in any order: only the neighbours in mu (10-25, 25-40) count, with beta 2
+    apart = [Candidate(3, 40.0, 3.0), Candidate(1, 10.0, 3.0), Candidate(2, 25.0, 4.0)]
+    assert table_need(apart, beta=2.0) == pytest.approx(0.02244646180056871, rel=1e-12)
+    equal = [Candidate(1, 25.0, 2.0), Candidate(2, 25.0, 2.0)]
+    assert table_need(equal, beta=2.0) == pytest.approx(0.5, rel=1e-12)  # 1 bit × 8 / 16
+    settled = [Candidate(1, 25.0, 0.0), Candidate(2, 26.0, 0.0)]
+    assert table_need(settled) == 0.0  # an order known for certain teaches nothing
+
+
+def test_each_rule_picks_as_its_own() -> None:
+    """A newcomer among 20 established bots: cardshark seats it at every pick, random and
+    nearest do not; nearest seats bots close in mu, random anywhere."""
+    established = [Candidate(b, float(b), 1.0, None, 50) for b in range(20)]
+    newcomer = Candidate(99, 10.0, SETTINGS.sigma, None, 0)
+    seated = {rule: 0 for rule in RULES}
+    span = {rule: 0.0 for rule in RULES}
+    for trial in range(60):
+        for rule in RULES:
+            table = pick_table([*established, newcomer], 3, random.Random(trial), rule)
+            assert table is not None
+            seated[rule] += 99 in table
+            mus = [float(b) for b in table if b != 99]
+            span[rule] += max(mus) - min(mus)
+    assert seated["cardshark"] == 60
+    assert seated["random"] < 20 and seated["nearest"] < 40, seated
+    assert span["nearest"] < 0.6 * span["random"], span
 
 
 def meetings_after(picks: int, use_meetings: bool) -> list[int]:
