@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import pytest
 
 from tournaments.matchmaking import (
+    NEW_SETS,
     PROVISIONAL_SIGMA,
     RULES,
     Candidate,
@@ -259,6 +261,82 @@ def test_a_top_pick_seats_the_least_resolved_pair_at_the_top() -> None:
     bots = [Candidate(b, mus[b], 2.0 if b in (8, 9) else 0.5, None, 20) for b in range(12)]
     tops = [pick_table(bots, 3, rng, top_share=1.0) or () for _ in range(30)]
     assert all(len({0, 1, 2, 3, 4, 5} & set(t)) >= 2 for t in tops)
+
+
+def test_a_balance_pick_seats_a_bot_never_met_before_one_met_once() -> None:
+    # priority sigma × (bots within mu ± sigma): 9, 6, 3; 0 starts, 1 met it once, 2 never
+    bots = [Candidate(b, 25.0, 3.0 - b, None, 10) for b in range(3)]
+    for seed in range(20):
+        table = pick_table(bots, 2, random.Random(seed), top_share=0.0, meetings={(0, 1): 1})
+        assert table == (0, 2), seed
+        assert pick_table(bots, 2, random.Random(seed), top_share=0.0) == (0, 1)
+
+
+def test_when_the_pool_cannot_keep_authors_apart_the_field_fills_the_table() -> None:
+    # the 12 surest-to-seat bots (dense, unsure) are all one author's: the pool of the
+    # balance pick holds one seat's worth, the others come from the rest of the field
+    one_author = [Candidate(b, 25.0 + 0.01 * b, 3.0, "a", 10) for b in range(13)]
+    others = [Candidate(100 + b, 5.0 * b, 0.2, f"o{b}", 10) for b in range(4)]
+    rng = random.Random(21)
+    for _ in range(30):
+        table = pick_table(one_author + others, 3, rng, one_per_author=True, top_share=0.0)
+        assert table is not None and len(table) == 3
+        assert sum(b < 100 for b in table) == 1, table
+
+
+def test_a_field_larger_than_the_sample_is_picked_from_a_sample_of_it() -> None:
+    rng = random.Random(22)
+    bots = [Candidate(b, rng.gauss(25, 4), rng.uniform(0.5, 3), None, 20) for b in range(300)]
+    seated = Counter(b for _ in range(100) for b in pick_table(bots, 3, rng, top_share=0.0) or ())
+    assert sum(seated.values()) == 300
+    # 64 of 300 scored at each pick: the tables vary (28 bots seated), where scoring all 300
+    # at every pick would seat the same three (the ratings do not move here)
+    assert len(seated) > 20, len(seated)
+
+
+def test_a_bot_past_its_first_sets_is_no_longer_seated_first() -> None:
+    rng = random.Random(23)
+    settled = [Candidate(b, 25.0 + 0.1 * b, 2.0, None, 50) for b in range(20)]
+    done = Candidate(99, 60.0, 0.5, None, NEW_SETS)  # its first sets played; far and sure
+    tables = [pick_table([*settled, done], 3, rng, top_share=0.0) or () for _ in range(30)]
+    assert not any(99 in t for t in tables)
+    young = Candidate(99, 60.0, 0.5, None, NEW_SETS - 1)
+    assert all(99 in (pick_table([*settled, young], 3, rng) or ()) for _ in range(30))
+
+
+def test_a_top_pair_of_one_author_is_seated_unless_authors_are_kept_apart() -> None:
+    rng = random.Random(24)
+    mus = [50.0, 49.8, 40.0, 35.0, 34.7, 25.0] + [10.0 + 0.1 * b for b in range(6)]
+    authors = ["x", "x", "y", "z", "w", "v"] + [f"u{b}" for b in range(6)]
+    bots = [Candidate(b, mus[b], 0.5, authors[b], 20) for b in range(12)]
+    # 0 and 1 are the least resolved pair at the top, and one author's
+    for _ in range(20):
+        assert {0, 1} <= set(pick_table(bots, 3, rng, top_share=1.0) or ())
+        # kept apart, the next least resolved pair (3, 4) is the top pick's
+        table = pick_table(bots, 3, rng, one_per_author=True, top_share=1.0)
+        assert table is not None and {3, 4} <= set(table), table
+
+
+def test_a_top_pick_weighs_pairs_by_the_games_beta() -> None:
+    # (0, 1): nearly a coin but sure (sigma 0.3); (2, 3): clearer but unsure (sigma 3). With
+    # the rating's beta one match can move the sure pair little, so (2, 3) is the top pick's;
+    # with a tiny beta it can settle either, and the closer order (0, 1) is.
+    mus = [50.0, 49.9, 45.0, 41.0, 30.0, 20.0] + [5.0 + 0.1 * b for b in range(6)]
+    sigmas = [0.3, 0.3, 3.0, 3.0, 0.3, 0.3] + [1.0] * 6
+    bots = [Candidate(b, mus[b], sigmas[b], None, 20) for b in range(12)]
+    rng = random.Random(25)
+    for _ in range(10):
+        assert {2, 3} <= set(pick_table(bots, 3, rng, top_share=1.0) or ())
+        assert {0, 1} <= set(pick_table(bots, 3, rng, top_share=1.0, beta=0.1) or ())
+
+
+def test_a_top_pick_with_no_pair_to_seat_leaves_the_table_to_the_balance_pick() -> None:
+    # the top six are one author's: kept apart, no top pair can sit together
+    bots = [Candidate(b, 50.0 - b, 0.5, "top" if b < 6 else f"a{b}", 20) for b in range(12)]
+    rng = random.Random(26)
+    for _ in range(10):
+        table = pick_table(bots, 3, rng, one_per_author=True, top_share=1.0)
+        assert table is not None and sum(b < 6 for b in table) <= 1, table
 
 
 # A seeded field of house-like bots of known strength: bot b's expected score is -GAP * b, a
