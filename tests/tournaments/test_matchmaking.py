@@ -339,6 +339,41 @@ def test_a_top_pick_with_no_pair_to_seat_leaves_the_table_to_the_balance_pick() 
         assert table is not None and sum(b < 6 for b in table) <= 1, table
 
 
+def test_random_tables_keep_authors_apart_where_draws_alone_fail() -> None:
+    # 200 bots of one author and two of their own: random draws rarely find both loners,
+    # so the table is completed from a shuffle of the whole field
+    bots = [Candidate(b, 25.0, 1.0, "crowd", 10) for b in range(200)]
+    bots += [Candidate(500, 25.0, 1.0, "loner1", 10), Candidate(501, 25.0, 1.0, "loner2", 10)]
+    rng = random.Random(30)
+    for _ in range(20):
+        table = pick_table(bots, 3, rng, "random", one_per_author=True)
+        assert table is not None and {500, 501} < set(table), table
+
+
+def test_nearest_picks_what_halites_rule_picks() -> None:
+    """Pinned picks of `nearest` (Halite III's coordinator, docs/ladder.md): its constants,
+    the seed bot's three draws and the widening of k when authors must be kept apart."""
+    rng = random.Random(31)
+    bots = [
+        Candidate(b, rng.gauss(25, 5), rng.uniform(0.5, 3), None,
+                  rng.choice([0, 5, 50, 399, 400, 900]), 0, rng.random())
+        for b in range(40)
+    ]  # fmt: skip
+    rng = random.Random(32)
+    assert [pick_table(bots, 3, rng, "nearest") for _ in range(12)] == [
+        (9, 34, 2), (36, 10, 13), (12, 24, 36), (21, 14, 38), (34, 3, 17), (12, 9, 13),
+        (22, 32, 27), (28, 37, 30), (39, 8, 33), (36, 20, 37), (8, 18, 37), (9, 13, 25),
+    ]  # fmt: skip
+    # eight bots an author, in mu order: the nearest are mostly the seed's own author's
+    rng = random.Random(33)
+    bots = [Candidate(b, 2.0 * b, 1.0, f"a{b // 8}", 50, 0, rng.random()) for b in range(40)]
+    rng = random.Random(34)
+    assert [pick_table(bots, 3, rng, "nearest", one_per_author=True) for _ in range(12)] == [
+        (33, 31, 19), (8, 24, 17), (21, 27, 15), (31, 39, 23), (38, 30, 20), (38, 24, 21),
+        (23, 33, 13), (22, 29, 32), (29, 23, 33), (38, 22, 27), (19, 26, 12), (33, 31, 17),
+    ]  # fmt: skip
+
+
 # A seeded field of house-like bots of known strength: bot b's expected score is -GAP * b, a
 # seat's deal luck is shared by its set's rotations (duplicate deals) and each match adds noise.
 GAP = 0.5
