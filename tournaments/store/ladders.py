@@ -300,19 +300,18 @@ def _enter(session: Session, ladder_id: int, bots: Sequence[Bot]) -> list[Bot]:
 
 def _sets_by_bot(session: Session, ladder_id: int) -> dict[int, tuple[int, int, int]]:
     """Per bot: sets finished, sets with a match still to play, and its latest set's number."""
-    rows = session.exec(
-        select(Match.round, Match.seats, Match.status).where(
-            Match.tournament_id == ladder_id, Match.status != MatchStatus.VOIDED.value
-        )
-    ).all()
-    seated: dict[int, list[int]] = {}
-    open_sets: set[int] = set()
-    for number, seats, status in rows:
-        seated.setdefault(number, list(seats))
-        if status != MatchStatus.FINISHED.value:
-            open_sets.add(number)
+    open_sets = set(
+        session.exec(
+            select(Match.round)
+            .where(
+                Match.tournament_id == ladder_id,
+                col(Match.status).in_([MatchStatus.PENDING.value, MatchStatus.RUNNING.value]),
+            )
+            .distinct()
+        ).all()
+    )
     out: dict[int, tuple[int, int, int]] = {}
-    for number, bots in seated.items():
+    for number, bots in _tables_by_set(session, ladder_id).items():
         for bot in bots:
             done, flying, last = out.get(bot, (0, 0, -1))
             if number in open_sets:
@@ -324,10 +323,13 @@ def _sets_by_bot(session: Session, ladder_id: int) -> dict[int, tuple[int, int, 
 
 
 def _tables_by_set(session: Session, ladder_id: int) -> dict[int, list[int]]:
-    """Each set's bots (of its non-voided matches), by set number."""
+    """Each set's bots, by set number: its first rotation's seats (every rotation seats the
+    same bots, and a voided attempt is replaced at once, so that is one row a set)."""
     rows = session.exec(
         select(Match.round, Match.seats).where(
-            Match.tournament_id == ladder_id, Match.status != MatchStatus.VOIDED.value
+            Match.tournament_id == ladder_id,
+            Match.rotation == 0,
+            Match.status != MatchStatus.VOIDED.value,
         )
     ).all()
     out: dict[int, list[int]] = {}
