@@ -42,6 +42,15 @@ def ids(store: Store, *names: str) -> tuple[int, ...]:
     return tuple(out)
 
 
+def two_ladders(store: Store) -> tuple[int, int, tuple[int, ...]]:
+    """Bots a to e; a ladder of all five and another of a, b and c; the five bots' ids."""
+    for name in "abcde":
+        store.add_bot(name)
+    ladder = new_ladder(store, ["a", "b", "c", "d", "e"])
+    other = new_ladder(store, ["a", "b", "c"])
+    return ladder, other, ids(store, "a", "b", "c", "d", "e")
+
+
 def play_set(store: Store, ladder_id: int, table: tuple[int, ...], winner: int) -> None:
     for match in store.add_ladder_set(ladder_id, table):
         assert match.id is not None
@@ -211,11 +220,7 @@ def test_a_retired_bot_is_neither_entered_nor_seated(store: Store) -> None:
 
 
 def test_a_bots_sets_count_its_own_ladder_and_a_replayed_match_once(store: Store) -> None:
-    for name in "abcde":
-        store.add_bot(name)
-    ladder = new_ladder(store, ["a", "b", "c", "d", "e"])
-    other = new_ladder(store, ["a", "b", "c"])
-    a, b, c, d, e = ids(store, "a", "b", "c", "d", "e")
+    ladder, other, (a, b, c, d, e) = two_ladders(store)
     play_set(store, ladder, (a, b, c), winner=a)
     play_set(store, ladder, (a, b, d), winner=a)
     first, *rest = store.add_ladder_set(ladder, (c, d, b))
@@ -263,11 +268,7 @@ def test_a_ladder_started_empty_takes_its_entrants_in_the_order_given(store: Sto
 
 
 def test_meetings_count_the_sets_each_pair_sat_at_in_its_own_ladder(store: Store) -> None:
-    for name in "abcde":
-        store.add_bot(name)
-    ladder = new_ladder(store, ["a", "b", "c", "d", "e"])
-    other = new_ladder(store, ["a", "b", "c"])
-    a, b, c, d, e = ids(store, "a", "b", "c", "d", "e")
+    ladder, other, (a, b, c, d, e) = two_ladders(store)
     assert store.ladder_meetings(ladder) == {}
     play_set(store, ladder, (c, a, b), winner=a)
     play_set(store, ladder, (b, d, a), winner=a)
